@@ -1,0 +1,113 @@
+"""Input validation shared by every public function.
+
+Errors follow scikit-learn's style: they name the argument, say what was expected and what came, so
+the user knows what to fix. Nothing in lloydlib silently returns NaN or a wrong shape.
+"""
+from __future__ import annotations
+
+import math
+import numbers
+
+import torch
+
+__all__ = ["AssumptionWarning", "check_points", "check_centers", "check_int", "check_choice",
+           "check_positive", "check_matrix", "check_tokens"]
+
+
+class AssumptionWarning(UserWarning):
+    """A theorem's assumption failed on this input (ties, duplicate points, empty clusters).
+
+    The library still returns a specified result (see the function's docstring), and says so through
+    this warning rather than silently.
+    """
+
+
+def _describe(x) -> str:
+    if isinstance(x, torch.Tensor):
+        return f"a tensor of shape {tuple(x.shape)} and dtype {x.dtype}"
+    return f"{type(x).__name__} {x!r}"
+
+
+def check_tensor(name: str, x, ndim: int | None = None, *, allow_nonfinite: bool = False) -> torch.Tensor:
+    """Return ``x`` if it is a finite floating-point tensor of rank ``ndim``; raise otherwise."""
+    if not isinstance(x, torch.Tensor):
+        raise TypeError(f"{name} must be a torch.Tensor, got {_describe(x)}")
+    if not x.is_floating_point():
+        raise TypeError(f"{name} must have a floating-point dtype (float32 or float64), got {x.dtype}; "
+                        f"convert it with {name}.float() or {name}.double()")
+    if ndim is not None and x.dim() != ndim:
+        raise ValueError(f"{name} must have {ndim} dimensions, got {_describe(x)}")
+    if not allow_nonfinite and not bool(torch.isfinite(x).all()):
+        bad = int((~torch.isfinite(x)).sum())
+        raise ValueError(f"{name} must be finite, got {bad} NaN or infinite entries in {_describe(x)}")
+    return x
+
+
+def check_points(X, name: str = "X") -> torch.Tensor:
+    """Points ``X`` of shape (batch, n, d): tokens are rows, batch first."""
+    X = check_tensor(name, X, 3)
+    if X.shape[1] < 1 or X.shape[2] < 1:
+        raise ValueError(f"{name} must have shape (batch, n, d) with n >= 1 and d >= 1, got {_describe(X)}")
+    return X
+
+
+def check_centers(C, X: torch.Tensor | None = None, name: str = "C", *, min_k: int = 1) -> torch.Tensor:
+    """Centers ``C`` of shape (batch, k, d), consistent with points ``X`` when given."""
+    C = check_tensor(name, C, 3)
+    k = C.shape[1]
+    if k < min_k:
+        raise ValueError(f"{name} must hold k >= {min_k} centers, got k={k} ({_describe(C)})")
+    if X is not None:
+        if C.shape[0] != X.shape[0]:
+            raise ValueError(f"{name} and X must have the same batch size, got {C.shape[0]} centers "
+                             f"batches for {X.shape[0]} point batches")
+        if C.shape[2] != X.shape[2]:
+            raise ValueError(f"{name} must have the same dimension d as X, got d={C.shape[2]} for "
+                             f"{name} and d={X.shape[2]} for X")
+        if C.dtype != X.dtype:
+            raise TypeError(f"{name} and X must have the same dtype, got {C.dtype} and {X.dtype}")
+        if C.device != X.device:
+            raise ValueError(f"{name} and X must be on the same device, got {C.device} and {X.device}")
+        if k > X.shape[1]:
+            raise ValueError(f"{name} has k={k} centers but X has only n={X.shape[1]} points; need k <= n")
+    return C
+
+
+def check_tokens(Z, d_emb: int | None = None, name: str = "Z") -> torch.Tensor:
+    """Token batch of shape (batch, m, d_emb)."""
+    Z = check_tensor(name, Z, 3)
+    if d_emb is not None and Z.shape[2] != d_emb:
+        raise ValueError(f"{name} must have token dimension d_emb={d_emb}, got {_describe(Z)}")
+    return Z
+
+
+def check_matrix(name: str, W, shape: tuple[int, int]) -> torch.Tensor:
+    W = check_tensor(name, W, 2)
+    if tuple(W.shape) != tuple(shape):
+        raise ValueError(f"{name} must have shape {tuple(shape)}, got {_describe(W)}")
+    return W
+
+
+def check_int(name: str, value, minimum: int | None = None) -> int:
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise TypeError(f"{name} must be an integer, got {_describe(value)}")
+    value = int(value)
+    if minimum is not None and value < minimum:
+        raise ValueError(f"{name} must be >= {minimum}, got {value}")
+    return value
+
+
+def check_positive(name: str, value, *, allow_inf: bool = False) -> float:
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise TypeError(f"{name} must be a real number, got {_describe(value)}")
+    value = float(value)
+    if math.isnan(value) or value <= 0 or (math.isinf(value) and not allow_inf):
+        allowed = "a positive number or math.inf" if allow_inf else "a positive finite number"
+        raise ValueError(f"{name} must be {allowed}, got {value}")
+    return value
+
+
+def check_choice(name: str, value, choices) -> str:
+    if value not in choices:
+        raise ValueError(f"{name} must be one of {sorted(choices)}, got {value!r}")
+    return value

@@ -1,0 +1,88 @@
+"""Helpers for the book's chapters: scale settings, device, seeds and a Colab-safe ``glue``."""
+from __future__ import annotations
+
+import os
+import random
+import sys
+
+import numpy as np
+import torch
+
+from ._validate import check_choice, check_int
+from .scales import SCALES
+
+__all__ = ["SCALE_NAMES", "scale", "params", "device", "seed", "on_colab", "glue", "setup"]
+
+SCALE_NAMES = ("ci", "default", "paper")
+
+
+def scale() -> str:
+    """The active scale, from ``LLOYD_SCALE`` (default ``"default"``); unknown values raise."""
+    value = os.environ.get("LLOYD_SCALE", "default")
+    if value not in SCALE_NAMES:
+        raise ValueError(f"LLOYD_SCALE must be one of {list(SCALE_NAMES)}, got {value!r}")
+    return value
+
+
+class Params(dict):
+    """A chapter's settings: a read-only dict whose keys also read as attributes (``P.n``)."""
+
+    def __getattr__(self, name):
+        try:
+            return self[name]
+        except KeyError:
+            raise AttributeError(f"chapter settings have no {name!r}; they have {sorted(self)}") from None
+
+    def _readonly(self, *args, **kwargs):
+        raise TypeError("chapter settings are read-only; change them in lloydlib/scales.py")
+
+    __setitem__ = __delitem__ = update = pop = popitem = setdefault = clear = _readonly
+
+
+def params(chapter: str, scale_name: str | None = None) -> Params:
+    """That chapter's settings at the active scale (or ``scale_name``), with ``scale`` included."""
+    check_choice("chapter", chapter, SCALES)
+    s = scale() if scale_name is None else check_choice("scale_name", scale_name, SCALE_NAMES)
+    p = Params(SCALES[chapter][s])
+    dict.__setitem__(p, "scale", s)
+    return p
+
+
+def device() -> torch.device:
+    """cuda when available, else cpu."""
+    return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+
+
+def seed(value: int = 0) -> int:
+    """Seed python, numpy and torch (all devices)."""
+    value = check_int("value", value, 0)
+    random.seed(value)
+    np.random.seed(value)
+    torch.manual_seed(value)
+    return value
+
+
+def on_colab() -> bool:
+    return "google.colab" in sys.modules
+
+
+def glue(name: str, obj, display: bool = True):
+    """``myst_nb.glue`` when myst-nb is installed (book builds, CI); a plain display otherwise (Colab)."""
+    try:
+        from myst_nb import glue as _glue
+    except ImportError:
+        if display:
+            from IPython.display import display as _display
+            _display(obj)
+        return obj
+    _glue(name, obj, display=display)
+    return obj
+
+
+def setup(chapter: str, seed_value: int = 0) -> Params:
+    """Start a chapter: seed everything, print the scale and device, return the chapter's settings."""
+    p = params(chapter)
+    seed(seed_value)
+    print(f"lloydlib {__import__('lloydlib').__version__} | scale={p.scale} (LLOYD_SCALE) | device={device()} "
+          f"| torch {torch.__version__} | seed={seed_value}")
+    return p
