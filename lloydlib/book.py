@@ -67,7 +67,14 @@ def on_colab() -> bool:
 
 
 def glue(name: str, obj, display: bool = True):
-    """``myst_nb.glue`` when myst-nb is installed (book builds, CI); a plain display otherwise (Colab)."""
+    """``myst_nb.glue`` when myst-nb is installed (book builds, CI); a plain display otherwise (Colab).
+
+    ``name`` is the key pasted in markdown with ``{glue:text}`name:.3f```. Returns ``obj``.
+    """
+    if not isinstance(name, str):
+        raise TypeError(f"name must be a str (the glue key), got {type(name).__name__} {name!r}")
+    if not name.strip():
+        raise ValueError(f"name must be a non-empty glue key, got {name!r}")
     try:
         from myst_nb import glue as _glue
     except ImportError:
@@ -80,9 +87,16 @@ def glue(name: str, obj, display: bool = True):
 
 
 def setup(chapter: str, seed_value: int = 0) -> Params:
-    """Start a chapter: seed everything, print the scale and device, return the chapter's settings."""
+    """Start a chapter: seed everything, print the scale and device, return the chapter's settings.
+
+    It also starts the chapter's claim list (:func:`lloydlib.claims.start`), so the chapter's
+    ``claims.record(...)`` ids carry its key and ``claims.table()`` glues under ``claims-<chapter>``.
+    """
+    from . import claims
+
     p = params(chapter)
     seed(seed_value)
+    claims.start(chapter)
     print(f"lloydlib {__import__('lloydlib').__version__} | scale={p.scale} (LLOYD_SCALE) | device={device()} "
           f"| torch {torch.__version__} | seed={seed_value}")
     return p
