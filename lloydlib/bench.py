@@ -40,6 +40,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
+import logging
 import math
 import os
 import platform
@@ -142,9 +143,16 @@ def reference_loss(X: torch.Tensor, C: torch.Tensor, tau: float = 0.1) -> torch.
 
 
 def lloydlib_loss(X: torch.Tensor, C: torch.Tensor, tau: float = 0.1) -> torch.Tensor:
-    """lloydlib's NE training loss (:func:`lloydlib.losses.training_loss`), the one ``bench`` times."""
-    from .losses import training_loss
-    return training_loss(X, C, tau, "NE")
+    """lloydlib's NE training loss, :func:`lloydlib.losses.training_loss` without its input checks.
+
+    The same arithmetic (:func:`lloydlib.lloyd.sqdist`, then :func:`lloydlib.losses.regularized_argmax`),
+    so that under ``torch.compile`` the model and the loss form one graph: a value check such as
+    "all entries finite" reads a tensor into Python and would cut the graph in pieces.
+    """
+    from .losses import regularized_argmax
+    from .lloyd import sqdist
+    r = sqdist(X, C)
+    return (regularized_argmax(-r / tau, "NE", dim=2) * r).sum(dim=(1, 2)).mean()
 
 
 def make_model(impl: str, d: int, k: int, embedding: str, *, dropout: float = 0.0, gamma: float = 1.0,
@@ -197,6 +205,18 @@ def _quiet_stderr():
     finally:
         os.dup2(saved, fd)
         os.close(saved)
+
+
+@contextlib.contextmanager
+def _quiet_logger(name: str):
+    """Raise a logger's level to ERROR for the duration of a block."""
+    logger = logging.getLogger(name)
+    old = logger.level
+    logger.setLevel(logging.ERROR)
+    try:
+        yield
+    finally:
+        logger.setLevel(old)
 
 
 def peak_memory(fn, device: torch.device | str = "cpu") -> int:
@@ -357,24 +377,27 @@ def train_step(*, embedding: str = "BN", n: int = 512, d: int = 32, k: int = 10,
         return lloydlib_loss(X, ours(X, C), tau)
 
     fl = {"lloydlib": ours_loss, "reference": lambda: reference_loss(X, ref(X, C), tau)}
-    compile_seconds = compile_error = None
-    if compile:
-        compiled = torch.compile(ours_loss)
-        t0 = time.perf_counter()
-        try:
-            compiled()                      # compiles forward, loss and (through AOTAutograd) backward
-            compiled().backward()
-            ours.zero_grad(set_to_none=True)
-            fl["lloydlib"] = compiled
-        except Exception as e:              # e.g. no C++ compiler: time the eager step instead
-            compile_error = f"{type(e).__name__}: {e}"
-        compile_seconds = time.perf_counter() - t0
     ours.eval(), ref.eval()                 # no dropout for the agreement check
     with torch.no_grad():
         a, b = float(fl["lloydlib"]()), float(fl["reference"]())
     ours.train(), ref.train()
     if not abs(a - b) <= 1e-4 * (1 + abs(b)):
         raise RuntimeError(f"lloydlib and the reference form disagree before timing: loss {a!r} vs {b!r}")
+    compile_seconds = compile_error = None
+    if compile:
+        compiled = torch.compile(ours_loss)
+        t0 = time.perf_counter()
+        try:
+            with _quiet_logger("torch._dynamo"):
+                loss = compiled()           # compiles forward and loss, and (AOTAutograd) their backward
+                loss.backward()
+            ours.zero_grad(set_to_none=True)
+            fl["lloydlib"] = compiled
+        except Exception as e:              # e.g. no C++ compiler: time the eager step instead
+            compile_error = f"{type(e).__name__}: {e}"
+        compile_seconds = time.perf_counter() - t0
+        if compile_error is None and dropout == 0 and not abs(float(loss.detach()) - a) <= 1e-4 * (1 + abs(a)):
+            raise RuntimeError(f"compiled and eager lloydlib disagree: loss {float(loss.detach())!r} vs {a!r}")
     opts = {"lloydlib": torch.optim.Adam(ours.parameters(), lr=lr),
             "reference": torch.optim.Adam(ref.parameters(), lr=lr)}
 

@@ -24,7 +24,7 @@ Layers (brief 4.2), with Mhat = (1/L) sum_k x_k x_k^T the in-context second mome
         T_I(X)_l = (c/L) sum_k <x_l, x_k> x_k = c Mhat x_l
 
 Risk (brief 4.3): R(T) = E ||x_l - T(X)_l||^2 over prompts, at any fixed position l (unsupervised).
-Population (L = inf) risk of a layer whose output is c B x: tr M - 2c tr(BM) + c^2 tr(B M B) (brief 5.2).
+Population (L = inf) risk of a layer whose output is c B x: tr M - 2c tr(BM) + c^2 tr(B^T B M) (brief 5.2).
 
 Baselines (brief 4.4): the optimal quantizer T*(X)_l = mu_{Z_l} (it knows the labels; risk sigma^2 d),
 nearest-centroid quantization with the true centroids, and PCA: projection on the top-K eigenvectors of Mhat.

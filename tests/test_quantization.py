@@ -396,7 +396,8 @@ def test_manifold_profile():
     M = q.second_moment(mu, 0.7)
     e = torch.eye(5, dtype=torch.float64)
     th = (0.3, 1.1)
-    Lam = torch.stack([math.cos(th[0]) * e[0] + math.sin(th[0]) * e[2], math.cos(th[1]) * e[1] + math.sin(th[1]) * e[3]])
+    Lam = torch.stack([math.cos(th[0]) * e[0] + math.sin(th[0]) * e[2],
+                       math.cos(th[1]) * e[1] + math.sin(th[1]) * e[3]])
     for form, fu in (("R1", f), ("R2", f2)):
         want = float(torch.trace(M)) + sum(q.numeric(fu, u=math.cos(t) ** 2, sigma=0.7, c=0.9) for t in th)
         assert math.isclose(float(q.population_risk(Lam, M, 0.9, form)), want, rel_tol=1e-12)
@@ -415,7 +416,8 @@ def test_population_pgd_rate_on_the_manifold():
         dist = res.distance[0]
         window = (dist < 1e-4) & (dist > 1e-11)
         steps = res.steps[window].double()
-        slope = torch.linalg.lstsq(torch.stack([steps, torch.ones_like(steps)], 1), dist[window].log()[:, None]).solution[0]
+        design = torch.stack([steps, torch.ones_like(steps)], 1)
+        slope = torch.linalg.lstsq(design, dist[window].log()[:, None]).solution[0]
         assert abs(math.exp(float(slope)) - rho) < 1e-4, (form, math.exp(float(slope)), rho)
 
 
