@@ -176,10 +176,10 @@ class ExactTransformer(nn.Module):
             empty.append(~match.any(1))
             traj.append(Cbar[..., : self.d])
         X = X.detach()
-        same = (X[:, :, None, :] == X[:, None, :, :]).all(-1).tril(-1)  # (batch, n, n), i > i'
+        distinct = torch.tensor([len(torch.unique(x, dim=0)) for x in X], device=X.device)
         report = {
             "ties": torch.stack(ties, 1) if ties else X.new_zeros(X.shape[0], 0, dtype=torch.long),
-            "duplicates": same.any(-1).sum(-1),
+            "duplicates": X.shape[1] - distinct,
             "empty": torch.stack(empty, 1) if empty else X.new_zeros(X.shape[0], 0, self.k, dtype=torch.bool),
         }
         if warn:

@@ -147,21 +147,24 @@ SCALES: dict[str, dict[str, dict]] = {
     "quantization": {
         # training task: d_train dims, L_train tokens, scale c = c_rel / a, centroids from seed_mu, step lr;
         # pgd_*: exact population PGD; sgd_*: stochastic PGD on fresh prompts (batch per run and step);
-        # penalty: the orthogonality weight, penalties: its scan; band: factor within which a plateau
+        # penalty: the orthogonality weight, penalties: its scan (reg_runs runs of reg_steps steps, compared at
+        # reg_check_step); lr_scan: step sizes of the noise-floor figure; band: factor within which a plateau
         # matches the seed summary's order of magnitude; mc_*: Monte Carlo checks of the closed forms
         # (mc_finite: (d, sigma, L) cells); ic_*: the in-context grid (mc_tokens tokens per cell);
         # rot_prompts: prompts for the in-plane rotation curves; cloud_L: tokens of the 2-D picture;
         # cmp_*: the comparison with Lloyd's algorithm and the BN transformer
         "ci": {"d_train": 6, "L_train": 10, "c_rel": 0.1, "seed_mu": 0, "lr": 0.2, "lr_scan": [0.1, 0.2, 0.4],
                "pgd_steps": 1200, "pgd_runs": 2, "sgd_steps": 600, "sgd_batch": 100, "sgd_runs": 4,
-               "record_every": 20, "penalty": 0.1, "penalties": [0.0, 0.1, 1.0, 10.0], "band": 10.0,
+               "record_every": 20, "penalty": 0.1, "penalties": [0.0, 0.1, 10.0], "reg_runs": 32,
+               "reg_steps": 500, "reg_check_step": 500, "band": 10.0,
                "mc_prompts": 40000, "mc_finite": [[5, 0.5, 10], [8, 1.0, 20]], "mc_tokens": 300000,
                "ic_d": [5, 10], "ic_sigma": [0.3, 1.0], "ic_L": [10, 100, 1000], "ic_min_prompts": 100,
                "rot_prompts": 40000, "cloud_L": 2000, "cmp_d": 5, "cmp_sigma": [0.3, 1.0], "cmp_L": [20, 100],
                "cmp_prompts": 500, "cmp_lloyd_steps": 10},
         "default": {"d_train": 6, "L_train": 10, "c_rel": 0.1, "seed_mu": 0, "lr": 0.2, "lr_scan": [0.1, 0.2, 0.4],
                     "pgd_steps": 1500, "pgd_runs": 4, "sgd_steps": 1500, "sgd_batch": 100, "sgd_runs": 6,
-                    "record_every": 10, "penalty": 0.1, "penalties": [0.0, 0.01, 0.1, 1.0, 10.0], "band": 10 ** 0.5,
+                    "record_every": 10, "penalty": 0.1, "penalties": [0.0, 0.01, 0.1, 1.0, 10.0], "reg_runs": 32,
+                    "reg_steps": 1000, "reg_check_step": 500, "band": 10 ** 0.5,
                     "mc_prompts": 200000, "mc_finite": [[5, 0.5, 10], [6, 0.3, 4], [8, 1.0, 20], [10, 0.3, 100]],
                     "mc_tokens": 2000000, "ic_d": [5, 10, 20], "ic_sigma": [0.3, 1.0], "ic_L": [10, 100, 1000],
                     "ic_min_prompts": 100, "rot_prompts": 200000, "cloud_L": 2000, "cmp_d": 5,
@@ -169,6 +172,7 @@ SCALES: dict[str, dict[str, dict]] = {
         "paper": {"d_train": 6, "L_train": 10, "c_rel": 0.1, "seed_mu": 0, "lr": 0.2, "lr_scan": [0.05, 0.1, 0.2, 0.4, 0.8],
                   "pgd_steps": 2000, "pgd_runs": 10, "sgd_steps": 3000, "sgd_batch": 100, "sgd_runs": 30,
                   "record_every": 10, "penalty": 0.1, "penalties": [0.0, 0.001, 0.01, 0.1, 1.0, 10.0, 100.0],
+                  "reg_runs": 128, "reg_steps": 2000, "reg_check_step": 500,
                   "band": 10 ** 0.5, "mc_prompts": 1000000,
                   "mc_finite": [[5, 0.5, 10], [6, 0.3, 4], [8, 1.0, 20], [10, 0.3, 100]],
                   "mc_tokens": 20000000, "ic_d": [5, 10, 20, 50], "ic_sigma": [0.1, 0.3, 1.0], "ic_L": [10, 100, 1000],
