@@ -571,7 +571,12 @@ def subspace_distance(Lam: torch.Tensor, mu: torch.Tensor) -> torch.Tensor:
 
 
 class TrainResult(NamedTuple):
-    """Output of :func:`train_heads`: final heads (runs, H, d) and histories (runs, T) at ``steps`` (T,)."""
+    """Output of :func:`train_heads`: final heads (runs, H, d) and histories (runs, T) at ``steps`` (T,).
+
+    distance: :func:`centroid_distance`; risk: :func:`population_risk` (no penalty); violation:
+    :func:`manifold_violation`; subspace: :func:`subspace_distance`; overlap: the largest
+    |<lambda_h, lambda_h'>| over pairs of heads (1 when two heads coincide up to sign).
+    """
 
     Lam: torch.Tensor
     steps: torch.Tensor
@@ -579,6 +584,7 @@ class TrainResult(NamedTuple):
     risk: torch.Tensor
     violation: torch.Tensor
     subspace: torch.Tensor
+    overlap: torch.Tensor
 
 
 def train_heads(mu: torch.Tensor, sigma: float, c: float, *, form: str = "R1", L: int | None = None,
@@ -625,7 +631,8 @@ def train_heads(mu: torch.Tensor, sigma: float, c: float, *, form: str = "R1", L
         Lam = init_on_manifold(mu, runs=runs, generator=g_init) if init == "manifold" else \
             init_on_sphere(k, d, runs=runs, generator=g_init)
     M = second_moment(mu, sigma)
-    hist = {"steps": [], "distance": [], "risk": [], "violation": [], "subspace": []}
+    hist = {"steps": [], "distance": [], "risk": [], "violation": [], "subspace": [], "overlap": []}
+    off = ~torch.eye(k, dtype=torch.bool)
 
     def record(t):
         hist["steps"].append(t)
@@ -633,6 +640,8 @@ def train_heads(mu: torch.Tensor, sigma: float, c: float, *, form: str = "R1", L
         hist["risk"].append(population_risk(Lam, M, c, form))
         hist["violation"].append(manifold_violation(Lam, mu) if d > k else torch.zeros(runs, dtype=Lam.dtype))
         hist["subspace"].append(subspace_distance(Lam, mu))
+        gram = (Lam @ Lam.transpose(-1, -2)).abs()
+        hist["overlap"].append(gram[:, off].amax(-1) if k > 1 else torch.zeros(runs, dtype=Lam.dtype))
 
     threads = torch.get_num_threads()
     torch.set_num_threads(1)   # small tensors: extra threads only add overhead (10x slower on a busy 2-core CPU)
@@ -658,7 +667,7 @@ def train_heads(mu: torch.Tensor, sigma: float, c: float, *, form: str = "R1", L
     finally:
         torch.set_num_threads(threads)
     return TrainResult(Lam.detach(), torch.tensor(hist["steps"]),
-                       *(torch.stack(hist[key], 1) for key in ("distance", "risk", "violation", "subspace")))
+                       *(torch.stack(hist[key], 1) for key in ("distance", "risk", "violation", "subspace", "overlap")))
 
 
 # ----------------------------------------------------------------------------------------------------

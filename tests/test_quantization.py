@@ -260,6 +260,7 @@ def test_population_pgd_from_the_manifold_reaches_the_centroids_and_stays_on_m()
     res = q.train_heads(mu, sigma, 1 / (0.5 + sigma ** 2), init="manifold", lr=0.2, steps=800, runs=3,
                         record_every=100, seed=1)
     assert res.distance.shape == (3, 9) and res.steps.tolist() == list(range(0, 801, 100))
+    assert res.overlap.shape == (3, 9) and float(res.overlap.max()) < 1e-12        # orthogonal on M
     assert float(res.distance[:, -1].max()) < 1e-10
     assert float(res.violation.max()) < 1e-12
     sphere = q.train_heads(mu, sigma, 1 / (0.5 + sigma ** 2), init="sphere", lr=0.2, steps=800, runs=3, seed=1)
