@@ -73,6 +73,21 @@ def check_centers(C, X: torch.Tensor | None = None, name: str = "C", *, min_k: i
     return C
 
 
+def check_task_shape(X: torch.Tensor, C: torch.Tensor, d: int, k: int, owner: str) -> None:
+    """Raise unless points X (batch, n, d) and centers C (batch, k, d) fit an ``owner`` built for (d, k)."""
+    if X.shape[2] != d:
+        raise ValueError(f"X must have d={d} coordinates for this {owner}, got d={X.shape[2]}")
+    if C.shape[1] != k:
+        raise ValueError(f"C must hold k={k} centers for this {owner}, got k={C.shape[1]}")
+
+
+def check_float_dtype(name: str, dtype) -> torch.dtype:
+    """``dtype`` if it is a floating-point torch.dtype; otherwise a TypeError naming ``name``."""
+    if not isinstance(dtype, torch.dtype) or not dtype.is_floating_point:
+        raise TypeError(f"{name} must be a floating-point torch.dtype, got {dtype!r}")
+    return dtype
+
+
 def check_tokens(Z, d_emb: int | None = None, name: str = "Z") -> torch.Tensor:
     """Token batch of shape (batch, m, d_emb)."""
     Z = check_tensor(name, Z, 3)

@@ -36,7 +36,8 @@ from collections.abc import Sequence
 import torch
 from torch import nn
 
-from ._validate import AssumptionWarning, check_centers, check_choice, check_int, check_points, check_positive
+from ._validate import (AssumptionWarning, check_centers, check_choice, check_int, check_points, check_positive,
+                        check_task_shape)
 from .attention import WEIGHTINGS, distance_attention
 from .embeddings import EMBEDDINGS, cluster_codes, code_dim, embed_centers, embed_points, embedding_dim
 
@@ -138,10 +139,7 @@ class ExactTransformer(nn.Module):
     def _check(self, X, C):
         X = check_points(X)
         C = check_centers(C, X)
-        if X.shape[2] != self.d:
-            raise ValueError(f"X must have d={self.d} coordinates for this transformer, got d={X.shape[2]}")
-        if C.shape[1] != self.k:
-            raise ValueError(f"C must hold k={self.k} centers for this transformer, got k={C.shape[1]}")
+        check_task_shape(X, C, self.d, self.k, "transformer")
         return X, C
 
     def embed(self, X, C):
@@ -336,10 +334,7 @@ class KeepTransformer(nn.Module):
         """Tokens (Xbar (batch, n + k + 1, D), Cbar (batch, k + 1, D)) of the layout above."""
         X = check_points(X)
         C = check_centers(C, X)
-        if X.shape[2] != self.d:
-            raise ValueError(f"X must have d={self.d} coordinates for this transformer, got d={X.shape[2]}")
-        if C.shape[1] != self.k:
-            raise ValueError(f"C must hold k={self.k} centers for this transformer, got k={C.shape[1]}")
+        check_task_shape(X, C, self.d, self.k, "transformer")
         both = torch.cat([X, C], 1)
         box = ((both.amax(1) - both.amin(1)) ** 2).sum(-1).amax()     # squared diagonal of the bounding box
         if float(box) >= self.lam ** 2:

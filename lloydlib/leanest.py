@@ -23,7 +23,7 @@ import math
 
 import torch
 
-from ._validate import check_centers, check_choice, check_int, check_points
+from ._validate import check_centers, check_choice, check_int, check_float_dtype, check_points
 from .embeddings import EMBEDDINGS, cluster_codes, code_dim, embedding_dim
 from .lloyd import sqdist
 
@@ -53,8 +53,7 @@ def code_sqdists(k: int, embedding: str, *, dtype: torch.dtype = torch.float64,
     k = check_int("k", k, 1)
     _check_coded(embedding)
     check_choice("formula", formula, FORMULAS)
-    if not isinstance(dtype, torch.dtype) or not dtype.is_floating_point:
-        raise TypeError(f"dtype must be a floating-point torch.dtype, got {dtype!r}")
+    check_float_dtype("dtype", dtype)
     c = cluster_codes(k, embedding, dtype=torch.float64).to(dtype)
     if formula == "direct":
         return ((c[:, None, :] - c[None, :, :]) ** 2).sum(-1)
@@ -75,8 +74,7 @@ def code_margin(k: int, embedding: str, *, dtype: torch.dtype = torch.float64, f
     chunk = check_int("chunk", chunk, 1)
     _check_coded(embedding)
     check_choice("formula", formula, FORMULAS)
-    if not isinstance(dtype, torch.dtype) or not dtype.is_floating_point:
-        raise TypeError(f"dtype must be a floating-point torch.dtype, got {dtype!r}")
+    check_float_dtype("dtype", dtype)
     c = cluster_codes(k, embedding, dtype=torch.float64).to(dtype)
     n2 = (c * c).sum(-1)
     worst = math.inf

@@ -42,7 +42,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from ._validate import check_centers, check_choice, check_points, check_positive
+from ._validate import check_centers, check_choice, check_points, check_positive, check_task_shape
 from .attention import WEIGHTINGS, attention_weights
 from .construction import theorem_weights
 from .embeddings import EMBEDDINGS, cluster_codes, embedding_dim
@@ -129,10 +129,7 @@ class LearnableTransformer(nn.Module):
         if not _is_compiling():    # value checks (finite entries) would break a compiled graph
             X = check_points(X)
             C = check_centers(C, X)
-        if X.shape[2] != self.d:
-            raise ValueError(f"X must have d={self.d} coordinates for this model, got d={X.shape[2]}")
-        if C.shape[1] != self.k:
-            raise ValueError(f"C must hold k={self.k} centers for this model, got k={C.shape[1]}")
+        check_task_shape(X, C, self.d, self.k, "model")
         if X.dtype != self.Q.dtype:
             raise TypeError(f"X and C must have the model's dtype {self.Q.dtype}, got {X.dtype}; "
                             f"convert the data or the model with model.to({X.dtype})")

@@ -35,7 +35,7 @@ import math
 
 import torch
 
-from ._validate import check_choice, check_int, check_points, check_positive
+from ._validate import check_choice, check_float_dtype, check_int, check_points, check_positive
 
 __all__ = ["FAMILIES", "INITS", "sample_tasks", "init_centers", "minmax_scale"]
 
@@ -127,8 +127,7 @@ def sample_tasks(batch: int, n: int, d: int, k: int, *, family: str = "normal", 
     check_choice("family", family, FAMILIES)
     check_choice("init", init, INITS)
     scale = check_positive("scale", scale)
-    if not isinstance(dtype, torch.dtype) or not dtype.is_floating_point:
-        raise TypeError(f"dtype must be a floating-point torch.dtype, got {dtype!r}")
+    check_float_dtype("dtype", dtype)
     g = _generator(seed)
 
     loc = torch.rand(batch, k, d, generator=g, dtype=torch.float64)

@@ -35,7 +35,6 @@ import itertools
 import json
 import math
 import os
-import platform
 import sys
 import tempfile
 import time
@@ -215,17 +214,11 @@ def _save_json(path: Path, obj) -> None:
 
 def hardware(device: torch.device | str = "cpu") -> str:
     """A one-line description of the machine a run executes on (GPU name, or CPU and thread count)."""
-    device = torch.device(device)
-    if device.type == "cuda":
-        return f"{torch.cuda.get_device_name(device)} (CUDA {torch.version.cuda}), torch {torch.__version__}"
-    cpu = platform.processor() or platform.machine()
-    try:
-        with open("/proc/cpuinfo") as f:
-            names = [line.split(":", 1)[1].strip() for line in f if line.startswith("model name")]
-        cpu = names[0] if names else cpu
-    except OSError:
-        pass
-    return f"{cpu}, {os.cpu_count()} cores, {torch.get_num_threads()} torch threads, torch {torch.__version__}"
+    from .bench import hardware as machine
+    m = machine(device)
+    if "gpu" in m:
+        return f"{m['gpu']} (CUDA {m['cuda']}), torch {m['torch']}"
+    return f"{m['cpu']}, {m['cpu_cores']} cores, {m['torch_threads']} torch threads, torch {m['torch']}"
 
 
 # ----------------------------------------------------------------------------------------- run
