@@ -58,7 +58,7 @@ from .tasks import sample_tasks
 
 __all__ = ["IMPLEMENTATIONS", "CLOCKS", "hardware", "ReferenceTransformer", "reference_loss", "lloydlib_loss",
            "make_model", "peak_memory", "summarize", "measure_embeddings", "grid", "train_step",
-           "main"]
+           "recorded", "main"]
 
 IMPLEMENTATIONS = ("lloydlib", "reference")
 TABLE1_KS = (6, 25, 100, 400, 1000)
@@ -446,6 +446,35 @@ def train_step(*, embedding: str = "BN", n: int = 512, d: int = 32, k: int = 10,
 
 
 # ------------------------------------------------------------------------------------------ command line
+def recorded(benchmark: str, *, root: str | os.PathLike | None = None, gpu_only: bool = False) -> list[dict]:
+    """Benchmark results recorded with ``--out`` and committed under ``<checkout>/results`` (or ``root``).
+
+    Returns the JSON objects whose ``benchmark`` field equals ``benchmark`` ("train-step", "table1", "grid"),
+    sorted by file name, each with its file name added as ``"file"``; with ``gpu_only`` only those whose
+    ``hardware`` names a GPU. An installed package without a checkout has no results folder: [].
+    """
+    from pathlib import Path
+
+    from .training import _repo_root
+
+    check_choice("benchmark", benchmark, ("train-step", "table1", "grid", "oh-vs-bn"))
+    if root is None:
+        repo = _repo_root()
+        if repo is None:
+            return []
+        root = repo / "results"
+    found = []
+    for path in sorted(Path(root).glob("*.json")):
+        with open(path) as f:
+            blob = json.load(f)
+        if not isinstance(blob, dict) or blob.get("benchmark") != benchmark:
+            continue
+        if gpu_only and "gpu" not in blob.get("hardware", {}):
+            continue
+        found.append(blob | {"file": path.name})
+    return found
+
+
 def _ints(text: str):
     return [int(x) for x in text.replace(",", " ").split()]
 

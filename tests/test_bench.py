@@ -118,3 +118,22 @@ def test_main_module_dispatches_bench(capsys):
     assert main(["bench", "train-step", "--n", "12", "--d", "2", "--k", "2", "--batch", "1", "--warmup", "0",
                  "--reps", "1", "--no-compile", "--json"]) == 0
     assert "reference_ms_per_step" in json.loads(capsys.readouterr().out)
+
+
+def test_recorded_reads_results_by_benchmark_and_hardware(tmp_path):
+    cpu = {"benchmark": "table1", "hardware": {"cpu": "x"}, "rows": []}
+    gpu = {"benchmark": "table1", "hardware": {"cpu": "x", "gpu": "NVIDIA H200"}, "rows": []}
+    for name, blob in (("a.json", cpu), ("b.json", gpu), ("c.json", {"benchmark": "grid", "hardware": {}}),
+                       ("d.json", [1, 2])):
+        (tmp_path / name).write_text(json.dumps(blob))
+    assert [r["file"] for r in bench.recorded("table1", root=tmp_path)] == ["a.json", "b.json"]
+    assert [r["file"] for r in bench.recorded("table1", root=tmp_path, gpu_only=True)] == ["b.json"]
+    assert bench.recorded("train-step", root=tmp_path) == []
+    with pytest.raises(ValueError, match="benchmark"):
+        bench.recorded("tabel1", root=tmp_path)
+
+
+def test_committed_gpu_results_name_their_gpu():
+    for kind in ("table1", "grid", "train-step"):
+        for blob in bench.recorded(kind, gpu_only=True):
+            assert blob["hardware"]["gpu"] and blob["hardware"]["device"].startswith("cuda"), blob["file"]
