@@ -4,7 +4,8 @@
 # 1. the benchmarks of "What leanness buys" at the paper's settings (n=1024, B=32, 10 warm-up and 30 timed
 #    repetitions): the training step, Table 1 for both implementations, and Figure 1's grid;
 # 2. as much of the paper-scale tau sweep of "Learning one Lloyd step" (d=4, tau 1 and 0.1, OH/BN/NA,
-#    NE/L2, seeds 0-2, n=512, 10,000 steps) as fits in TRAIN_SECONDS (default 240), in 8 processes; the
+#    NE/L2, seeds 0-2, n=512, 10,000 steps) as fits in TRAIN_SECONDS (default 240), in one process with one
+#    CPU thread (about 95 s a run on an H200; processes sharing the GPU only slow each other down); the
 #    finished runs are packed as OUTDIR/gpu_runs.tar.gz, a cache root to unpack under results/gpu/<machine>/.
 # Each JSON file and each run names the hardware it ran on. Commit the outputs under results/.
 set -uo pipefail
@@ -28,8 +29,8 @@ $py -m lloydlib bench grid --device cuda --impl lloydlib --out "$out/grid_gpu_ll
 
 echo "== train, at most $budget s ($(date +%T))"
 cache=$(mktemp -d)
-timeout "$budget" $py -m lloydlib train --d 4 --tau 1 0.1 --embedding OH BN NA --loss NE L2 --seed 0 1 2 \
-    --device cuda --workers 8 --no-progress --cache-dir "$cache"
+OMP_NUM_THREADS=1 timeout "$budget" $py -m lloydlib train --d 4 --tau 1 0.1 --embedding OH BN NA --loss NE L2 --seed 0 1 2 \
+    --device cuda --no-progress --cache-dir "$cache"
 echo "== train stopped with status $? ($(date +%T)); finished runs:"
 (cd "$cache" && ls runs/*/result.pt 2>/dev/null | wc -l && tar czf "$out/gpu_runs.tar.gz" runs/*/result.json runs/*/result.pt)
 echo "== done ($(date +%T))"
