@@ -10,6 +10,7 @@ import shutil
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 import torch
 import yaml
@@ -281,3 +282,16 @@ def test_readme_example_runs(capsys):
 def test_readme_names_the_two_commands():
     text = (ROOT / "README.md").read_text(encoding="utf-8")
     assert "make book" in text and "make test" in text and "LLOYD_SCALE" in text
+
+
+def test_glue_passes_numpy_and_torch_scalars_as_python_numbers(monkeypatch):
+    glued = {}
+    fake = type(sys)("myst_nb")
+    fake.glue = lambda name, obj, display=True: glued.__setitem__(name, obj)
+    monkeypatch.setitem(sys.modules, "myst_nb", fake)
+    book.glue("a", np.float64(0.25), display=False)
+    book.glue("b", torch.tensor(3), display=False)
+    book.glue("c", np.bool_(True), display=False)
+    assert glued == {"a": 0.25, "b": 3, "c": True}
+    assert [type(v) for v in glued.values()] == [float, int, bool]
+    assert f"{glued['a']:.3f}" == "0.250" and repr(glued["a"]) == "0.25"   # numpy 2: 'np.float64(0.25)'
