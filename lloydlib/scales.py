@@ -53,7 +53,7 @@ SCALES: dict[str, dict[str, dict]] = {
         # timed as CPU time with `threads` torch threads; train-step comparison at the setting.
         "ci": {"threads": 1, "clock": "cpu", "n": 1024,
                "grid_ds": [4, 32], "grid_ks": [10, 100], "grid_batch": 1, "grid_warmup": 1, "grid_reps": 5,
-               "table1_ks": [6, 25, 100, 400, 1000], "table1_batch": 1, "table1_warmup": 1, "table1_reps": 5,
+               "table1_ks": [6, 25, 100, 400, 1000], "table1_batch": 1, "table1_warmup": 2, "table1_reps": 7,
                "step_threads": 1, "step_n": 512, "step_batch": 8, "step_warmup": 1, "step_reps": 5,
                "step_compile": False},
         "default": {"threads": 1, "clock": "cpu", "n": 1024,
