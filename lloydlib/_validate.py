@@ -3,6 +3,7 @@
 Errors follow scikit-learn's style: they name the argument, say what was expected and what came, so
 the user knows what to fix. Nothing in lloydlib silently returns NaN or a wrong shape.
 """
+
 from __future__ import annotations
 
 import math
@@ -10,8 +11,22 @@ import numbers
 
 import torch
 
-__all__ = ["AssumptionWarning", "check_points", "check_centers", "check_int", "check_choice",
-           "check_positive", "check_matrix", "check_tokens"]
+__all__ = [
+    "AssumptionWarning",
+    "check_points",
+    "check_centers",
+    "check_scalar",
+    "check_int",
+    "check_positive",
+    "check_nonneg",
+    "check_bool",
+    "check_choice",
+    "check_matrix",
+    "check_tokens",
+    "check_tensor",
+    "check_task_shape",
+    "check_float_dtype",
+]
 
 
 class AssumptionWarning(UserWarning):
@@ -33,8 +48,10 @@ def check_tensor(name: str, x, ndim: int | None = None, *, allow_nonfinite: bool
     if not isinstance(x, torch.Tensor):
         raise TypeError(f"{name} must be a torch.Tensor, got {_describe(x)}")
     if not x.is_floating_point():
-        raise TypeError(f"{name} must have a floating-point dtype (float32 or float64), got {x.dtype}; "
-                        f"convert it with {name}.float() or {name}.double()")
+        raise TypeError(
+            f"{name} must have a floating-point dtype (float32 or float64), got {x.dtype}; "
+            f"convert it with {name}.float() or {name}.double()"
+        )
     if ndim is not None and x.dim() != ndim:
         raise ValueError(f"{name} must have {ndim} dimensions, got {_describe(x)}")
     if not allow_nonfinite and not bool(torch.isfinite(x).all()):
@@ -59,11 +76,14 @@ def check_centers(C, X: torch.Tensor | None = None, name: str = "C", *, min_k: i
         raise ValueError(f"{name} must hold k >= {min_k} centers, got k={k} ({_describe(C)})")
     if X is not None:
         if C.shape[0] != X.shape[0]:
-            raise ValueError(f"{name} and X must have the same batch size, got {C.shape[0]} centers "
-                             f"batches for {X.shape[0]} point batches")
+            raise ValueError(
+                f"{name} and X must have the same batch size, got {C.shape[0]} centers "
+                f"batches for {X.shape[0]} point batches"
+            )
         if C.shape[2] != X.shape[2]:
-            raise ValueError(f"{name} must have the same dimension d as X, got d={C.shape[2]} for "
-                             f"{name} and d={X.shape[2]} for X")
+            raise ValueError(
+                f"{name} must have the same dimension d as X, got d={C.shape[2]} for {name} and d={X.shape[2]} for X"
+            )
         if C.dtype != X.dtype:
             raise TypeError(f"{name} and X must have the same dtype, got {C.dtype} and {X.dtype}")
         if C.device != X.device:
@@ -103,22 +123,69 @@ def check_matrix(name: str, W, shape: tuple[int, int]) -> torch.Tensor:
     return W
 
 
-def check_int(name: str, value, minimum: int | None = None) -> int:
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
-        raise TypeError(f"{name} must be an integer, got {_describe(value)}")
-    value = int(value)
-    if minimum is not None and value < minimum:
-        raise ValueError(f"{name} must be >= {minimum}, got {value}")
+def check_scalar(
+    name: str,
+    value,
+    target_type=numbers.Real,
+    *,
+    min_val=None,
+    max_val=None,
+    include_boundaries: str = "both",
+    allow_inf: bool = False,
+):
+    """Validate a scalar argument, in the spirit of scikit-learn's ``check_scalar``.
+
+    ``target_type`` is ``numbers.Integral`` (returns an ``int``; ``bool`` is refused) or ``numbers.Real``
+    (returns a ``float``; NaN is always refused, infinities unless ``allow_inf``). ``min_val`` and
+    ``max_val`` bound the value; ``include_boundaries`` is ``"both"``, ``"left"``, ``"right"`` or
+    ``"neither"`` and says which bounds are allowed values. The error names ``name``, the allowed range
+    and the value that came.
+    """
+    if include_boundaries not in ("both", "left", "right", "neither"):
+        raise ValueError(
+            f"include_boundaries must be one of ['both', 'left', 'right', 'neither'], got {include_boundaries!r}"
+        )
+    integral = target_type is numbers.Integral or target_type is int
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral if integral else numbers.Real):
+        kind = "an integer" if integral else "a real number"
+        raise TypeError(f"{name} must be {kind}, got {_describe(value)}")
+    value = int(value) if integral else float(value)
+    if not integral and (math.isnan(value) or (math.isinf(value) and not allow_inf)):
+        allowed = "a number or +-math.inf" if allow_inf else "a finite number"
+        raise ValueError(f"{name} must be {allowed}, got {value}")
+    low_ok = include_boundaries in ("both", "left")
+    high_ok = include_boundaries in ("both", "right")
+    too_low = min_val is not None and (value < min_val or (value == min_val and not low_ok))
+    too_high = max_val is not None and (value > max_val or (value == max_val and not high_ok))
+    if too_low or too_high:
+        parts = []
+        if min_val is not None:
+            parts.append(f"{'>=' if low_ok else '>'} {min_val}")
+        if max_val is not None:
+            parts.append(f"{'<=' if high_ok else '<'} {max_val}")
+        raise ValueError(f"{name} must be {' and '.join(parts)}, got {value}")
     return value
 
 
+def check_int(name: str, value, minimum: int | None = None, maximum: int | None = None) -> int:
+    """An integer ``value`` with ``minimum <= value <= maximum`` (either bound optional)."""
+    return check_scalar(name, value, numbers.Integral, min_val=minimum, max_val=maximum)
+
+
 def check_positive(name: str, value, *, allow_inf: bool = False) -> float:
-    if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise TypeError(f"{name} must be a real number, got {_describe(value)}")
-    value = float(value)
-    if math.isnan(value) or value <= 0 or (math.isinf(value) and not allow_inf):
-        allowed = "a positive number or math.inf" if allow_inf else "a positive finite number"
-        raise ValueError(f"{name} must be {allowed}, got {value}")
+    """A real ``value > 0`` (``math.inf`` allowed with ``allow_inf``)."""
+    return check_scalar(name, value, numbers.Real, min_val=0, include_boundaries="right", allow_inf=allow_inf)
+
+
+def check_nonneg(name: str, value) -> float:
+    """A finite real ``value >= 0``."""
+    return check_scalar(name, value, numbers.Real, min_val=0)
+
+
+def check_bool(name: str, value) -> bool:
+    """``value`` if it is a bool (not merely truthy); a TypeError naming ``name`` otherwise."""
+    if not isinstance(value, bool):
+        raise TypeError(f"{name} must be a bool (True or False), got {_describe(value)}")
     return value
 
 

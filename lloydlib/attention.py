@@ -13,6 +13,7 @@ V (d_out, d_emb) acting on column tokens (row tokens use ``Z @ Q.T``, see :mod:`
   so the largest score is exactly 0 and far keys underflow to weight 0, never NaN.
 * Squared distances are never square-rooted, so gradients stay finite at distance 0.
 """
+
 from __future__ import annotations
 
 import math
@@ -20,29 +21,11 @@ import math
 import torch
 
 from ._validate import check_choice, check_positive, check_tensor, check_tokens
+from .distances import sqdist
 
-__all__ = ["WEIGHTINGS", "pairwise_sqdist", "attention_weights", "distance_attention"]
+__all__ = ["WEIGHTINGS", "attention_weights", "distance_attention"]
 
 WEIGHTINGS = ("softmax", "sparsemax")
-_DIRECT_LIMIT = 2 ** 24
-
-
-def pairwise_sqdist(A: torch.Tensor, B: torch.Tensor):
-    """Squared distances (batch, m, m') and a per-query tie tolerance (batch, m, 1).
-
-    Small inputs subtract directly, so equal vectors give exactly equal distances (tolerance 0). Large
-    inputs expand ||a||^2 + ||b||^2 - 2 a.b; the rounding of that expansion is bounded by a few ulps of
-    ||a||^2 + max ||b||^2, which is the tolerance within which two distances count as a tie.
-    """
-    if A.shape[0] * A.shape[1] * B.shape[1] * A.shape[2] <= _DIRECT_LIMIT:
-        D = ((A[:, :, None, :] - B[:, None, :, :]) ** 2).sum(-1)
-        return D, torch.zeros_like(D[..., :1])
-    an = (A * A).sum(-1, keepdim=True)                          # (batch, m, 1)
-    bn = (B * B).sum(-1)[:, None, :]                            # (batch, 1, m')
-    D = (an + bn - 2 * A @ B.transpose(1, 2)).clamp_min(0)
-    eps = torch.finfo(A.dtype).eps
-    tol = 8 * A.shape[2] * eps * (an + bn.amax(-1, keepdim=True))
-    return D, tol
 
 
 def _check_qkv(Q, K, V, d_emb: int):
@@ -51,15 +34,24 @@ def _check_qkv(Q, K, V, d_emb: int):
     V = check_tensor("V", V, 2)
     for name, W in (("Q", Q), ("K", K), ("V", V)):
         if W.shape[1] != d_emb:
-            raise ValueError(f"{name} must have shape (p, d_emb={d_emb}) to act on tokens of width {d_emb}, "
-                             f"got shape {tuple(W.shape)}")
+            raise ValueError(
+                f"{name} must have shape (p, d_emb={d_emb}) to act on tokens of width {d_emb}, "
+                f"got shape {tuple(W.shape)}"
+            )
     if Q.shape != K.shape:
         raise ValueError(f"Q and K must have the same shape, got {tuple(Q.shape)} and {tuple(K.shape)}")
     return Q, K, V
 
 
-def attention_weights(Z: torch.Tensor, Zp: torch.Tensor, Q: torch.Tensor, K: torch.Tensor,
-                      gamma: float = 1.0, *, weighting: str = "softmax") -> torch.Tensor:
+def attention_weights(
+    Z: torch.Tensor,
+    Zp: torch.Tensor,
+    Q: torch.Tensor,
+    K: torch.Tensor,
+    gamma: float = 1.0,
+    *,
+    weighting: str = "softmax",
+) -> torch.Tensor:
     """The attention matrix W (batch, m, m') of Eq. 3; each row sums to 1."""
     Z = check_tokens(Z, name="Z")
     Zp = check_tokens(Zp, Z.shape[2], name="Zp")
@@ -70,20 +62,30 @@ def attention_weights(Z: torch.Tensor, Zp: torch.Tensor, Q: torch.Tensor, K: tor
     Q, K, _ = _check_qkv(Q, K, K, Z.shape[2])
     gamma = check_positive("gamma", gamma, allow_inf=True)
     check_choice("weighting", weighting, WEIGHTINGS)
-    D, tol = pairwise_sqdist(Z @ Q.T, Zp @ K.T)
+    D, tol = sqdist(Z @ Q.T, Zp @ K.T, tolerance=True)
     Dmin = D.amin(-1, keepdim=True)
     if math.isinf(gamma):
         ties = (D <= Dmin + tol).to(D.dtype)
         return ties / ties.sum(-1, keepdim=True)
-    scores = -(gamma / math.sqrt(Q.shape[0])) * (D - Dmin)      # max score exactly 0
+    scores = -(gamma / math.sqrt(Q.shape[0])) * (D - Dmin)  # max score exactly 0
     if weighting == "softmax":
         return torch.softmax(scores, dim=-1)
     from entmax import sparsemax
+
     return sparsemax(scores, dim=-1)
 
 
-def distance_attention(Z: torch.Tensor, Zp: torch.Tensor, Q: torch.Tensor, K: torch.Tensor, V: torch.Tensor,
-                       gamma: float = 1.0, *, weighting: str = "softmax", return_weights: bool = False):
+def distance_attention(
+    Z: torch.Tensor,
+    Zp: torch.Tensor,
+    Q: torch.Tensor,
+    K: torch.Tensor,
+    V: torch.Tensor,
+    gamma: float = 1.0,
+    *,
+    weighting: str = "softmax",
+    return_weights: bool = False,
+):
     """A_2^gamma(Z, Z'; Q, K, V) of Eq. 3: output (batch, m, d_out); also W with ``return_weights``."""
     W = attention_weights(Z, Zp, Q, K, gamma, weighting=weighting)
     _check_qkv(Q, K, V, Z.shape[2])

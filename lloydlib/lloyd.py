@@ -10,32 +10,27 @@ Conventions
   data point of its task (what the authors' code does). Every function can report which clusters were
   empty (``return_empty=True``).
 """
+
 from __future__ import annotations
 
 import torch
 
+from . import _random
 from ._validate import check_centers, check_choice, check_int, check_points, check_positive
-from .tasks import _generator
+from .distances import sqdist
 
-__all__ = ["sqdist", "assign", "kmeans_objective", "lloyd_step", "lloyd", "soft_kmeans_step",
-           "EMPTY_POLICIES"]
+__all__ = [
+    "sqdist",
+    "assign",
+    "kmeans_objective",
+    "lloyd_step",
+    "lloyd",
+    "soft_kmeans_step",
+    "EMPTY_POLICIES",
+    "assignment_gaps",
+]
 
 EMPTY_POLICIES = ("keep", "reseed")
-_DIRECT_LIMIT = 2 ** 24  # elements of the (batch, n, k, d) difference tensor below which we subtract
-
-
-def sqdist(A: torch.Tensor, B: torch.Tensor) -> torch.Tensor:
-    """Squared Euclidean distances ||a_i - b_j||^2 of shape (batch, m, m') for A (batch, m, p), B (batch, m', p).
-
-    Small problems subtract directly (exact zeros, exact ties); large ones use
-    ||a||^2 + ||b||^2 - 2 a.b clamped at 0, which is what BLAS-based k-means codes do. No square root
-    is taken, so gradients are finite at distance 0.
-    """
-    if A.shape[0] * A.shape[1] * B.shape[1] * A.shape[2] <= _DIRECT_LIMIT:
-        return ((A[:, :, None, :] - B[:, None, :, :]) ** 2).sum(-1)
-    an = (A * A).sum(-1, keepdim=True)
-    bn = (B * B).sum(-1)[:, None, :]
-    return (an + bn - 2 * A @ B.transpose(1, 2)).clamp_min(0)
 
 
 def assign(X: torch.Tensor, C: torch.Tensor) -> torch.Tensor:
@@ -54,15 +49,22 @@ def kmeans_objective(X: torch.Tensor, C: torch.Tensor) -> torch.Tensor:
 
 def _means(X: torch.Tensor, a: torch.Tensor, k: int):
     """Cluster sums divided by counts: (means (batch, k, d) with NaN-free zeros for empty, counts)."""
-    onehot = torch.nn.functional.one_hot(a, k).to(X.dtype)           # (batch, n, k)
-    counts = onehot.sum(1)                                           # (batch, k)
-    sums = onehot.transpose(1, 2) @ X                                # (batch, k, d)
+    onehot = torch.nn.functional.one_hot(a, k).to(X.dtype)  # (batch, n, k)
+    counts = onehot.sum(1)  # (batch, k)
+    sums = onehot.transpose(1, 2) @ X  # (batch, k, d)
     means = sums / counts.clamp_min(1)[..., None]
     return means, counts
 
 
-def lloyd_step(X: torch.Tensor, C: torch.Tensor, *, empty: str = "keep", seed=None,
-               generator: torch.Generator | None = None, return_empty: bool = False):
+def lloyd_step(
+    X: torch.Tensor,
+    C: torch.Tensor,
+    *,
+    empty: str = "keep",
+    seed=None,
+    generator: torch.Generator | None = None,
+    return_empty: bool = False,
+):
     """One Lloyd iteration: assign every point to its nearest center, move each center to its mean.
 
     Returns ``C_next`` (batch, k, d), or ``(C_next, empty_mask)`` with ``empty_mask`` (batch, k) bool
@@ -76,15 +78,14 @@ def lloyd_step(X: torch.Tensor, C: torch.Tensor, *, empty: str = "keep", seed=No
     is_empty = counts == 0
     C_next = torch.where(is_empty[..., None], C, means)
     if empty == "reseed" and bool(is_empty.any()):
-        g = generator if generator is not None else _generator(seed)
+        g = generator if generator is not None else _random.generator(seed)
         pick = torch.randint(X.shape[1], tuple(is_empty.shape), generator=g).to(X.device)
         random_points = torch.gather(X, 1, pick[..., None].expand(-1, -1, X.shape[2]))
         C_next = torch.where(is_empty[..., None], random_points, C_next)
     return (C_next, is_empty) if return_empty else C_next
 
 
-def lloyd(X: torch.Tensor, C: torch.Tensor, steps: int, *, empty: str = "keep", seed=None,
-          return_empty: bool = False):
+def lloyd(X: torch.Tensor, C: torch.Tensor, steps: int, *, empty: str = "keep", seed=None, return_empty: bool = False):
     """Run ``steps`` Lloyd iterations from C.
 
     Returns ``(C_T, objectives)`` with objectives (batch, steps + 1): column t is the Eq. 5 objective
@@ -95,7 +96,7 @@ def lloyd(X: torch.Tensor, C: torch.Tensor, steps: int, *, empty: str = "keep", 
     C = check_centers(C, X)
     steps = check_int("steps", steps, 0)
     check_choice("empty", empty, EMPTY_POLICIES)
-    g = _generator(seed) if empty == "reseed" else None
+    g = _random.generator(seed) if empty == "reseed" else None
     objectives = [kmeans_objective(X, C)]
     empties = []
     for _ in range(steps):
@@ -104,8 +105,11 @@ def lloyd(X: torch.Tensor, C: torch.Tensor, steps: int, *, empty: str = "keep", 
         empties.append(e)
     objectives = torch.stack(objectives, dim=1)
     if return_empty:
-        e = torch.stack(empties, 1) if empties else torch.zeros(X.shape[0], 0, C.shape[1], dtype=torch.bool,
-                                                                 device=X.device)
+        e = (
+            torch.stack(empties, 1)
+            if empties
+            else torch.zeros(X.shape[0], 0, C.shape[1], dtype=torch.bool, device=X.device)
+        )
         return C, objectives, e
     return C, objectives
 
@@ -119,6 +123,18 @@ def soft_kmeans_step(X: torch.Tensor, C: torch.Tensor, beta: float) -> torch.Ten
     X = check_points(X)
     C = check_centers(C, X)
     beta = check_positive("beta", beta)
-    w = torch.softmax(-beta * sqdist(X, C), dim=2)                   # (batch, n, k)
-    mass = w.sum(1)                                                  # (batch, k)
+    w = torch.softmax(-beta * sqdist(X, C), dim=2)  # (batch, n, k)
+    mass = w.sum(1)  # (batch, k)
     return (w.transpose(1, 2) @ X) / mass.clamp_min(torch.finfo(X.dtype).tiny)[..., None]
+
+
+def assignment_gaps(X: torch.Tensor, C: torch.Tensor) -> torch.Tensor:
+    """Per point, the second-nearest minus the nearest squared center distance: (batch, n), >= 0.
+
+    This is the margin of the assignment head (head 1): at inverse temperature gamma its softmax puts
+    weight at most (k - 1) exp(-gamma gap / sqrt(d_emb)) off the nearest center.
+    """
+    X = check_points(X)
+    C = check_centers(C, X, min_k=2)
+    D = sqdist(X, C).topk(2, dim=2, largest=False).values
+    return D[..., 1] - D[..., 0]

@@ -16,6 +16,7 @@ Shapes: X (batch, n, d) points, C (batch, k, d) centers; r_ij = ||x_i - c_j||^2 
   is one Lloyd step from the same initial centers. Below 1 means the model beats one Lloyd step.
 * :func:`training_loss` is the batch mean of :func:`smoothed_loss`, the objective of Eq. 6.
 """
+
 from __future__ import annotations
 
 import torch
@@ -23,8 +24,16 @@ import torch
 from ._validate import check_centers, check_choice, check_points, check_positive, check_tensor
 from .lloyd import kmeans_objective, lloyd_step, sqdist
 
-__all__ = ["REGULARIZERS", "kmeans_loss", "regularized_argmax", "smoothed_loss", "training_loss",
-           "smoothing_gap", "lloyd_baseline", "relative_loss"]
+__all__ = [
+    "REGULARIZERS",
+    "kmeans_loss",
+    "regularized_argmax",
+    "smoothed_loss",
+    "training_loss",
+    "smoothing_gap",
+    "lloyd_baseline",
+    "relative_loss",
+]
 
 REGULARIZERS = ("NE", "L2")
 
@@ -44,13 +53,14 @@ def regularized_argmax(z: torch.Tensor, regularizer: str = "NE", dim: int = -1) 
     if regularizer == "NE":
         return torch.softmax(z, dim=dim)
     from entmax import sparsemax
+
     return sparsemax(z, dim=dim)
 
 
 def _distances(X, C) -> torch.Tensor:
     X = check_points(X)
     C = check_centers(C, X)
-    return sqdist(X, C)                                            # (batch, n, k)
+    return sqdist(X, C)  # (batch, n, k)
 
 
 def smoothed_loss(X: torch.Tensor, C: torch.Tensor, tau: float, regularizer: str = "NE") -> torch.Tensor:
@@ -88,8 +98,14 @@ def lloyd_baseline(X: torch.Tensor, C0: torch.Tensor) -> torch.Tensor:
         return kmeans_objective(X, lloyd_step(X, C0))
 
 
-def relative_loss(X: torch.Tensor, C0: torch.Tensor, C_model: torch.Tensor, *, baseline: torch.Tensor | None = None,
-                  reduction: str = "mean") -> torch.Tensor:
+def relative_loss(
+    X: torch.Tensor,
+    C0: torch.Tensor,
+    C_model: torch.Tensor,
+    *,
+    baseline: torch.Tensor | None = None,
+    reduction: str = "mean",
+) -> torch.Tensor:
     """The relative loss of Eq. 20: mean over tasks of L(X, C_model) / L(X, one Lloyd step from C0).
 
     X (batch, n, d); C0 (batch, k, d) the initial centers; C_model (batch, k, d) the model's output from
@@ -108,10 +124,13 @@ def relative_loss(X: torch.Tensor, C0: torch.Tensor, C_model: torch.Tensor, *, b
     else:
         baseline = check_tensor("baseline", baseline, 1)
         if baseline.shape[0] != X.shape[0]:
-            raise ValueError(f"baseline must have one value per task, shape ({X.shape[0]},), "
-                             f"got shape {tuple(baseline.shape)}")
+            raise ValueError(
+                f"baseline must have one value per task, shape ({X.shape[0]},), got shape {tuple(baseline.shape)}"
+            )
     if bool((baseline <= 0).any()):
-        raise ValueError("the one-step Lloyd loss is 0 for some task (every point is a center), so the "
-                         "relative loss of Eq. 20 is undefined there; use tasks with n > k distinct points")
+        raise ValueError(
+            "the one-step Lloyd loss is 0 for some task (every point is a center), so the "
+            "relative loss of Eq. 20 is undefined there; use tasks with n > k distinct points"
+        )
     ratio = kmeans_loss(X, C_model) / baseline
     return ratio.mean() if reduction == "mean" else ratio

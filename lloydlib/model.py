@@ -34,6 +34,7 @@ Two forward paths compute the same function:
   to the reference one; with sparsemax, or with dropout in training mode, head 2 forms its scores
   explicitly. The forward also runs under ``torch.compile`` (input value checks are skipped there).
 """
+
 from __future__ import annotations
 
 import math
@@ -42,7 +43,15 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from ._validate import check_centers, check_choice, check_points, check_positive, check_task_shape
+from ._validate import (
+    check_bool,
+    check_centers,
+    check_choice,
+    check_points,
+    check_positive,
+    check_scalar,
+    check_task_shape,
+)
 from .attention import WEIGHTINGS, attention_weights
 from .construction import theorem_weights
 from .embeddings import EMBEDDINGS, cluster_codes, embedding_dim
@@ -65,23 +74,29 @@ class LearnableTransformer(nn.Module):
     ``fast`` selects the fused forward (see the module docstring); ``dtype``, ``device`` of the parameters.
     """
 
-    def __init__(self, d: int, k: int, embedding: str = "BN", *, gamma: float = 1.0, bias: bool = True,
-                 dropout: float = 0.0, weighting: str = "softmax", fast: bool = True,
-                 dtype: torch.dtype = torch.float32, device=None):
+    def __init__(
+        self,
+        d: int,
+        k: int,
+        embedding: str = "BN",
+        *,
+        gamma: float = 1.0,
+        bias: bool = True,
+        dropout: float = 0.0,
+        weighting: str = "softmax",
+        fast: bool = True,
+        dtype: torch.dtype = torch.float32,
+        device=None,
+    ):
         super().__init__()
         self.embedding = check_choice("embedding", embedding, EMBEDDINGS)
-        self.d_emb = embedding_dim(d, k, embedding)                    # validates d, k
+        self.d_emb = embedding_dim(d, k, embedding)  # validates d, k
         self.d, self.k = int(d), int(k)
         self.gamma = check_positive("gamma", gamma, allow_inf=True)
-        if not isinstance(dropout, (int, float)) or isinstance(dropout, bool) or not 0.0 <= dropout < 1.0:
-            raise ValueError(f"dropout must be a probability in [0, 1), got {dropout!r}")
-        self.dropout = float(dropout)
+        self.dropout = check_scalar("dropout", dropout, min_val=0.0, max_val=1.0, include_boundaries="left")
         self.weighting = check_choice("weighting", weighting, WEIGHTINGS)
-        if not isinstance(fast, bool):
-            raise TypeError(f"fast must be a bool, got {type(fast).__name__} {fast!r}")
-        self.fast = fast
-        if not isinstance(bias, bool):
-            raise TypeError(f"bias must be a bool, got {type(bias).__name__} {bias!r}")
+        self.fast = check_bool("fast", fast)
+        check_bool("bias", bias)
         D = self.d_emb
         kw = dict(dtype=dtype, device=device)
         self.Q = nn.Parameter(torch.empty(4, D, D, **kw))
@@ -90,7 +105,7 @@ class LearnableTransformer(nn.Module):
         for name in ("bQ", "bK", "bV"):
             self.register_parameter(name, nn.Parameter(torch.empty(4, D, **kw)) if bias else None)
         codes = cluster_codes(self.k, embedding, dtype=dtype, device=device)
-        self.register_buffer("codes", codes, persistent=False)           # (k, d_emb - d)
+        self.register_buffer("codes", codes, persistent=False)  # (k, d_emb - d)
         self.reset_parameters()
 
     @property
@@ -105,7 +120,7 @@ class LearnableTransformer(nn.Module):
                 p.uniform_(-bound, bound)
 
     @torch.no_grad()
-    def load_theorem_weights(self) -> "LearnableTransformer":
+    def load_theorem_weights(self) -> LearnableTransformer:
         """Set the twelve matrices to Theorem B.1's (:func:`lloydlib.construction.theorem_weights`), biases to 0.
 
         With ``gamma = math.inf`` the model then computes one exact Lloyd step (under the theorem's
@@ -121,18 +136,22 @@ class LearnableTransformer(nn.Module):
         return self
 
     def extra_repr(self) -> str:
-        return (f"d={self.d}, k={self.k}, embedding={self.embedding!r}, d_emb={self.d_emb}, gamma={self.gamma}, "
-                f"bias={self.bias}, dropout={self.dropout}, weighting={self.weighting!r}, fast={self.fast}")
+        return (
+            f"d={self.d}, k={self.k}, embedding={self.embedding!r}, d_emb={self.d_emb}, gamma={self.gamma}, "
+            f"bias={self.bias}, dropout={self.dropout}, weighting={self.weighting!r}, fast={self.fast}"
+        )
 
     # ----------------------------------------------------------------------------------------------
     def _check(self, X: torch.Tensor, C: torch.Tensor):
-        if not _is_compiling():    # value checks (finite entries) would break a compiled graph
+        if not _is_compiling():  # value checks (finite entries) would break a compiled graph
             X = check_points(X)
             C = check_centers(C, X)
         check_task_shape(X, C, self.d, self.k, "model")
         if X.dtype != self.Q.dtype:
-            raise TypeError(f"X and C must have the model's dtype {self.Q.dtype}, got {X.dtype}; "
-                            f"convert the data or the model with model.to({X.dtype})")
+            raise TypeError(
+                f"X and C must have the model's dtype {self.Q.dtype}, got {X.dtype}; "
+                f"convert the data or the model with model.to({X.dtype})"
+            )
         return X, C
 
     def _embed_centers(self, C: torch.Tensor) -> torch.Tensor:
@@ -160,14 +179,16 @@ class LearnableTransformer(nn.Module):
         return torch.cat([W, b[:, None]], dim=1)
 
     def _head(self, mu: int, Z1: torch.Tensor, Zp1: torch.Tensor) -> torch.Tensor:
-        W = attention_weights(Z1, Zp1, self._affine("Q", mu), self._affine("K", mu), self.gamma,
-                              weighting=self.weighting)
+        W = attention_weights(
+            Z1, Zp1, self._affine("Q", mu), self._affine("K", mu), self.gamma, weighting=self.weighting
+        )
         if self.training and self.dropout > 0:
             W = F.dropout(W, self.dropout)
         return W @ (Zp1 @ self._affine("V", mu).T)
 
     def layer(self, Xbar: torch.Tensor, Cbar: torch.Tensor):
         """Eq. 4 on tokens, the plain way: (Xbar, Cbar) -> (Xbar', Cbar'), same shapes."""
+
         def one(Z):
             return torch.cat([Z, Z.new_ones(Z.shape[0], Z.shape[1], 1)], dim=2)
 
@@ -198,7 +219,7 @@ class LearnableTransformer(nn.Module):
         matters, and the score needs only the d data coordinates, whatever the embedding.
         """
         d = self.d
-        lin = 2 * keys @ self.Q[mu][:, :d]                                  # (batch, m', d)
+        lin = 2 * keys @ self.Q[mu][:, :d]  # (batch, m', d)
         const = -(keys * keys).sum(-1, keepdim=True)
         if self.bQ is not None:
             const = const + 2 * keys @ self.bQ[mu][:, None]
@@ -210,6 +231,7 @@ class LearnableTransformer(nn.Module):
             W = torch.softmax(scores, dim=-1)
         else:
             from entmax import sparsemax
+
             W = sparsemax(scores - scores.amax(-1, keepdim=True).detach(), dim=-1)
         if self.training and self.dropout > 0:
             W = F.dropout(W, self.dropout)
@@ -227,12 +249,13 @@ class LearnableTransformer(nn.Module):
         """
         d, D = self.d, self.d_emb
         scale = self.gamma / math.sqrt(D)
-        xt = torch.cat([X, X.new_ones(X.shape[0], X.shape[1], 1)], dim=-1)          # [x ; 1] (batch, n, d+1)
-        k1, v1, q3, q4, k4, v4 = self._linear(Cbar, [("K", 0, D), ("V", 0, D), ("Q", 2, D), ("Q", 3, D),
-                                                     ("K", 3, D), ("V", 3, d)])
+        xt = torch.cat([X, X.new_ones(X.shape[0], X.shape[1], 1)], dim=-1)  # [x ; 1] (batch, n, d+1)
+        k1, v1, q3, q4, k4, v4 = self._linear(
+            Cbar, [("K", 0, D), ("V", 0, D), ("Q", 2, D), ("Q", 3, D), ("K", 3, D), ("V", 3, d)]
+        )
         A1 = self._weights(scale * xt @ self._point_query_keys(0, k1).transpose(1, 2)) @ v1
-        k2 = F.linear(X, self.K[1][:, :d], None if self.bK is None else self.bK[1])   # K_2 [x ; 0] + b
-        kt2 = self._point_query_keys(1, k2)                                          # (batch, n, d+1)
+        k2 = F.linear(X, self.K[1][:, :d], None if self.bK is None else self.bK[1])  # K_2 [x ; 0] + b
+        kt2 = self._point_query_keys(1, k2)  # (batch, n, d+1)
         Vx2 = self.V[1][:, :d]
         bV2 = 0 if self.bV is None else self.bV[1]
         if self.weighting == "softmax" and not (self.training and self.dropout > 0):
@@ -240,7 +263,7 @@ class LearnableTransformer(nn.Module):
             A2 = PX @ Vx2.T + bV2
         else:
             A2 = self._weights(scale * xt @ kt2.transpose(1, 2)) @ (X @ Vx2.T + bV2)
-        Xbar1 = F.pad(X, (0, D - d)) + A1 + A2                                       # Xbar' (batch, n, D)
+        Xbar1 = F.pad(X, (0, D - d)) + A1 + A2  # Xbar' (batch, n, D)
         k3, v3 = self._linear(Xbar1, [("K", 2, D), ("V", 2, d)])
         A3 = self._weights(scale * (2 * q3 @ k3.transpose(1, 2) - (k3 * k3).sum(-1)[:, None, :])) @ v3
         A4 = self._weights(scale * (2 * q4 @ k4.transpose(1, 2) - (k4 * k4).sum(-1)[:, None, :])) @ v4

@@ -14,8 +14,8 @@ columns. lloydlib stores *rows*, batch first:
 so a paper matrix W (d_emb x d_emb acting on column tokens) is used unchanged, and ``Z @ W.T``
 applies it to every token of ``Z``. This is the only place the mapping is documented.
 
-Task recipe (Appendix D; brief section 2.5)
--------------------------------------------
+Task recipe (Leaner paper, Appendix D, and the authors' task generator)
+-----------------------------------------------------------------------
 1. k locations l_j ~ U(0,1)^d.
 2. Per-dimension scales: isotropic s_j = scale * 1_d, or anisotropic s_j ~ scale * U(0,1)^d.
 3. Mixture weights: equal 1/k, or unequal w ~ U(0,1)^k normalised.
@@ -29,27 +29,20 @@ Task recipe (Appendix D; brief section 2.5)
 All randomness comes from one ``torch.Generator`` seeded by ``seed`` and is drawn in float64 on the
 CPU, then cast, so a seed gives the same tasks on every device and dtype.
 """
+
 from __future__ import annotations
 
 import math
 
 import torch
 
+from . import _random
 from ._validate import check_choice, check_float_dtype, check_int, check_points, check_positive
 
 __all__ = ["FAMILIES", "INITS", "sample_tasks", "init_centers", "minmax_scale"]
 
 FAMILIES = ("normal", "cauchy", "gumbel", "laplace", "lognormal")
 INITS = ("random", "gonzalez", "kmeans++")
-
-
-def _generator(seed) -> torch.Generator:
-    g = torch.Generator(device="cpu")
-    if seed is None:
-        g.seed()
-    else:
-        g.manual_seed(check_int("seed", seed, 0))
-    return g
 
 
 def _standard_noise(family: str, shape, g: torch.Generator) -> torch.Tensor:
@@ -73,12 +66,12 @@ def minmax_scale(X: torch.Tensor) -> torch.Tensor:
     X = check_points(X)
     lo = X.amin(dim=1, keepdim=True)
     span = (X - lo).amax(dim=1, keepdim=True)
-    return torch.where(span > 0, (X - lo) / torch.where(span > 0, span, torch.ones_like(span)),
-                       torch.zeros_like(X))
+    return torch.where(span > 0, (X - lo) / torch.where(span > 0, span, torch.ones_like(span)), torch.zeros_like(X))
 
 
-def init_centers(X: torch.Tensor, k: int, init: str = "random", *, seed=None,
-                 generator: torch.Generator | None = None) -> torch.Tensor:
+def init_centers(
+    X: torch.Tensor, k: int, init: str = "random", *, seed=None, generator: torch.Generator | None = None
+) -> torch.Tensor:
     """Initial centers (batch, k, d) chosen among the points of ``X`` (batch, n, d).
 
     "random" takes the first k points (random when X is randomly permuted, as sample_tasks does);
@@ -93,7 +86,7 @@ def init_centers(X: torch.Tensor, k: int, init: str = "random", *, seed=None,
         raise ValueError(f"k must be <= n (the number of points), got k={k} and n={n}")
     if init == "random":
         return X[:, :k].clone()
-    g = generator if generator is not None else _generator(seed)
+    g = generator if generator is not None else _random.generator(seed)
     idx = torch.zeros(batch, k, dtype=torch.long)
     Xd = X.detach().to("cpu", torch.float64)
     d2 = ((Xd - Xd[:, :1]) ** 2).sum(-1)  # (batch, n): squared distance to the nearest chosen center
@@ -110,9 +103,22 @@ def init_centers(X: torch.Tensor, k: int, init: str = "random", *, seed=None,
     return torch.gather(X, 1, idx.to(X.device)[..., None].expand(-1, -1, X.shape[2])).clone()
 
 
-def sample_tasks(batch: int, n: int, d: int, k: int, *, family: str = "normal", scale: float = 0.1,
-                 isotropic: bool = True, equal_weights: bool = True, init: str = "random", seed=None,
-                 device=None, dtype: torch.dtype = torch.float32, return_labels: bool = False):
+def sample_tasks(
+    batch: int,
+    n: int,
+    d: int,
+    k: int,
+    *,
+    family: str = "normal",
+    scale: float = 0.1,
+    isotropic: bool = True,
+    equal_weights: bool = True,
+    init: str = "random",
+    seed=None,
+    device=None,
+    dtype: torch.dtype = torch.float32,
+    return_labels: bool = False,
+):
     """Sample a batch of clustering tasks (Appendix D of the Leaner paper).
 
     Returns ``(X, C0)`` with X of shape (batch, n, d) in [0,1]^d and C0 of shape (batch, k, d), or
@@ -128,7 +134,7 @@ def sample_tasks(batch: int, n: int, d: int, k: int, *, family: str = "normal", 
     check_choice("init", init, INITS)
     scale = check_positive("scale", scale)
     check_float_dtype("dtype", dtype)
-    g = _generator(seed)
+    g = _random.generator(seed)
 
     loc = torch.rand(batch, k, d, generator=g, dtype=torch.float64)
     if isotropic:
@@ -140,7 +146,7 @@ def sample_tasks(batch: int, n: int, d: int, k: int, *, family: str = "normal", 
     else:
         w = torch.rand(batch, k, generator=g, dtype=torch.float64)
         w = w / w.sum(1, keepdim=True)
-    labels = torch.multinomial(w, n, replacement=True, generator=g)          # (batch, n)
+    labels = torch.multinomial(w, n, replacement=True, generator=g)  # (batch, n)
     pick = labels[..., None].expand(-1, -1, d)
     X = torch.gather(loc, 1, pick) + torch.gather(s, 1, pick) * _standard_noise(family, (batch, n, d), g)
     if family == "lognormal":

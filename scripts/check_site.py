@@ -15,6 +15,7 @@ Usage: python scripts/check_site.py [_build/html] [--screenshots DIR]
 
 Without Chromium, step 2 is skipped and says so plainly. Exit status 0 when everything passes.
 """
+
 from __future__ import annotations
 
 import fnmatch
@@ -38,17 +39,24 @@ from pathlib import Path
 # scripts fetched on a click may be listed: anything loaded with the page fails whatever this list says.
 # (page glob, URL regex, reason)
 ALLOWED = [
-    ("*", r"https://github\.com/lloydlib/transformers-that-cluster/?",
-     "repository button (a link)"),
-    ("book/*.html", r"https://colab\.research\.google\.com/github/lloydlib/transformers-that-cluster/blob/main/"
-                    r"book/[0-9A-Za-z_]+\.ipynb",
-     "Colab launch button of a chapter (a link)"),
-    ("*", r"https://unpkg\.com/thebe@0\.8\.2/lib/index\.js",
-     "thebe: sphinx-thebe.js fetches it only when a reader clicks a live-code button (off in this book)"),
-    ("book/references.html", r"https://doi\.org/10\.[0-9]{4,9}/\S+",
-     "DOI links of bibliography entries (links)"),
-    ("book/references.html", r"https://arxiv\.org/abs/[0-9]{4}\.[0-9]{4,5}(v[0-9]+)?",
-     "arXiv links of bibliography entries (links)"),
+    ("*", r"https://github\.com/lloydlib/transformers-that-cluster/?", "repository button (a link)"),
+    (
+        "book/*.html",
+        r"https://colab\.research\.google\.com/github/lloydlib/transformers-that-cluster/blob/main/"
+        r"book/[0-9A-Za-z_]+\.ipynb",
+        "Colab launch button of a chapter (a link)",
+    ),
+    (
+        "*",
+        r"https://unpkg\.com/thebe@0\.8\.2/lib/index\.js",
+        "thebe: sphinx-thebe.js fetches it only when a reader clicks a live-code button (off in this book)",
+    ),
+    ("book/references.html", r"https://doi\.org/10\.[0-9]{4,9}/\S+", "DOI links of bibliography entries (links)"),
+    (
+        "book/references.html",
+        r"https://arxiv\.org/abs/[0-9]{4}\.[0-9]{4,5}(v[0-9]+)?",
+        "arXiv links of bibliography entries (links)",
+    ),
 ]
 
 LOCAL_HOSTS = {"127.0.0.1", "localhost", "[::1]", "::1"}
@@ -135,10 +143,11 @@ def static_scan(root: Path, page_list: list[str]) -> list[str]:
             if kind == "loaded":
                 problems.append(f"{page}: loads an external resource {url} ({where})")
             elif not _allowed(page, url):
-                problems.append(f"{page}: external URL not in the allow-list of scripts/check_site.py: {url} "
-                                f"({where})")
-    print(f"static scan: {len(page_list)} pages, {len(seen)} distinct external URLs, all "
-          f"{'allowed' if not problems else 'checked'}")
+                problems.append(f"{page}: external URL not in the allow-list of scripts/check_site.py: {url} ({where})")
+    print(
+        f"static scan: {len(page_list)} pages, {len(seen)} distinct external URLs, all "
+        f"{'allowed' if not problems else 'checked'}"
+    )
     for url, n in sorted(seen.items()):
         print(f"  {n:3d} x {url}")
     return problems
@@ -168,13 +177,25 @@ def find_chromium() -> str | None:
 class Chromium:
     """Headless Chromium driven through ``--remote-debugging-pipe`` (JSON messages separated by NUL)."""
 
-    FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-             "--disable-background-networking", "--disable-component-update", "--disable-sync",
-             "--disable-dev-shm-usage", "--disable-extensions", "--mute-audio", "--hide-scrollbars",
-             "--no-default-browser-check", "--window-size=1280,900",
-             # any non-local host fails to resolve at once (the request is still seen and reported)
-             "--host-resolver-rules=MAP * ~NOTFOUND , EXCLUDE 127.0.0.1, EXCLUDE localhost",
-             "--remote-debugging-pipe"]
+    FLAGS = [
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-quic",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        "--disable-dev-shm-usage",
+        "--disable-extensions",
+        "--mute-audio",
+        "--hide-scrollbars",
+        "--no-default-browser-check",
+        "--window-size=1280,900",
+        # any non-local host fails to resolve at once (the request is still seen and reported)
+        "--host-resolver-rules=MAP * ~NOTFOUND , EXCLUDE 127.0.0.1, EXCLUDE localhost",
+        "--remote-debugging-pipe",
+    ]
 
     def __init__(self, binary: str):
         self.profile = tempfile.mkdtemp(prefix="lloydlib-chromium-")
@@ -188,9 +209,14 @@ class Chromium:
             os.dup2(hi_r, 3)
             os.dup2(hi_w, 4)
 
-        self.proc = subprocess.Popen([binary, *self.FLAGS, f"--user-data-dir={self.profile}", "about:blank"],
-                                     stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                                     stderr=subprocess.PIPE, pass_fds=(3, 4), preexec_fn=child_fds)
+        self.proc = subprocess.Popen(
+            [binary, *self.FLAGS, f"--user-data-dir={self.profile}", "about:blank"],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            pass_fds=(3, 4),
+            preexec_fn=child_fds,
+        )
         for fd in {to_child_r, from_child_w, hi_r, hi_w}:
             os.close(fd)
         self._next_id = 0
@@ -221,8 +247,7 @@ class Chromium:
                 else:
                     self._events.put(msg)
 
-    def send(self, method: str, params: dict | None = None, session: str | None = None,
-             timeout: float = 60.0) -> dict:
+    def send(self, method: str, params: dict | None = None, session: str | None = None, timeout: float = 60.0) -> dict:
         with self._lock:
             self._next_id += 1
             mid = self._next_id
@@ -318,8 +343,9 @@ def _host(url: str) -> str:
     return urllib.parse.urlsplit(url).hostname or ""
 
 
-def check_page(browser: Chromium, base: str, root: Path, page: str,
-               shots: Path | None = None) -> tuple[list[str], dict]:
+def check_page(
+    browser: Chromium, base: str, root: Path, page: str, shots: Path | None = None
+) -> tuple[list[str], dict]:
     """Load one page in a fresh tab; return its problems and the probe's report (and save a screenshot)."""
     target = browser.send("Target.createTarget", {"url": "about:blank"})["targetId"]
     session = browser.send("Target.attachToTarget", {"targetId": target, "flatten": True})["sessionId"]
@@ -384,9 +410,11 @@ def check_page(browser: Chromium, base: str, root: Path, page: str,
         url = f"{base}/{page}"
         while True:
             try:
-                state = browser.send("Runtime.evaluate", {"expression": "[document.readyState, location.href, "
-                                                          "!!document.body]", "returnByValue": True},
-                                     session=session)["result"].get("value") or ["", "", False]
+                state = browser.send(
+                    "Runtime.evaluate",
+                    {"expression": "[document.readyState, location.href, !!document.body]", "returnByValue": True},
+                    session=session,
+                )["result"].get("value") or ["", "", False]
             except RuntimeError:  # the execution context went away mid-navigation
                 state = ["", "", False]
             there = state[1] != url if is_redirect else state[1] == url
@@ -397,9 +425,12 @@ def check_page(browser: Chromium, base: str, root: Path, page: str,
                 return problems, {}
             for ev in browser.events(timeout=0.1):
                 handle(ev)
-        result = browser.send("Runtime.evaluate", {"expression": PAGE_PROBE, "awaitPromise": True,
-                                                   "returnByValue": True}, session=session,
-                              timeout=PAGE_TIMEOUT_S)
+        result = browser.send(
+            "Runtime.evaluate",
+            {"expression": PAGE_PROBE, "awaitPromise": True, "returnByValue": True},
+            session=session,
+            timeout=PAGE_TIMEOUT_S,
+        )
         if "exceptionDetails" in result:
             problems.append(f"page probe failed: {result['exceptionDetails'].get('text')}")
             report = {}
@@ -421,8 +452,9 @@ def check_page(browser: Chromium, base: str, root: Path, page: str,
         if shots is not None:
             import base64
 
-            png = browser.send("Page.captureScreenshot", {"format": "png", "captureBeyondViewport": True},
-                               session=session)["data"]
+            png = browser.send(
+                "Page.captureScreenshot", {"format": "png", "captureBeyondViewport": True}, session=session
+            )["data"]
             out = shots / (page.replace("/", "__").removesuffix(".html") + ".png")
             out.write_bytes(base64.b64decode(png))
         if report:
@@ -463,8 +495,14 @@ def browser_check(root: Path, page_list: list[str], shots: Path | None = None) -
             page_problems, report = check_page(browser, base, root, page, shots)
             took = time.monotonic() - t0
             status = "FAIL" if page_problems else "ok  "
-            detail = (f"math {report.get('typeset', 0)} typeset / {report.get('mathEls', 0)} elements, "
-                      f"images {report.get('images', 0)}") if report else ""
+            detail = (
+                (
+                    f"math {report.get('typeset', 0)} typeset / {report.get('mathEls', 0)} elements, "
+                    f"images {report.get('images', 0)}"
+                )
+                if report
+                else ""
+            )
             print(f"  {status} {page:<40} {detail} ({took:.1f} s)")
             problems += [f"{page}: {p}" for p in page_problems]
     finally:
@@ -490,8 +528,10 @@ def main(argv: list[str] | None = None) -> int:
     problems = static_scan(root, page_list)
     found = browser_check(root, page_list, args.screenshots)
     if found is None:
-        print("SKIPPED the browser check: no Chromium found (install Debian's chromium: "
-              "apt-get install -y chromium, or set CHROMIUM=/path/to/chromium). Only the static URL scan ran.")
+        print(
+            "SKIPPED the browser check: no Chromium found (install Debian's chromium: "
+            "apt-get install -y chromium, or set CHROMIUM=/path/to/chromium). Only the static URL scan ran."
+        )
     else:
         problems += found
     if problems:

@@ -5,10 +5,11 @@ Usage: python scripts/update_scorecard.py          # print what the page should 
        python scripts/update_scorecard.py --write  # rewrite book/scorecard.md
        python scripts/update_scorecard.py --check  # exit 1 if book/scorecard.md is out of date
 
-The page pastes what the chapters glue (lloydlib.claims.table): this script only writes the glue
+The page pastes what the chapters glue (lloydbook.claims.table): this script only writes the glue
 references, in table of contents order, for every chapter in _toc.yml whose notebook calls
 ``claims.table()``. Everything above the line "## Summary" in the page is kept as written.
 """
+
 from __future__ import annotations
 
 import json
@@ -34,6 +35,7 @@ def toc_files(root: Path = ROOT) -> list[str]:
             if "file" in e:
                 files.append(e["file"])
             walk(e.get("sections"))
+
     walk(toc.get("chapters"))
     for part in toc.get("parts", []):
         walk(part.get("chapters"))
@@ -60,15 +62,17 @@ def render(root: Path = ROOT) -> str:
     text = (root / "book" / "scorecard.md").read_text(encoding="utf-8")
     top = re.split(r"(?m)^## Summary[ \t]*$", text, maxsplit=1)[0].rstrip() + "\n\n"
     chapters = chapters_with_claims(root)
-    rows = [f"| {{doc}}`{Path(nb).stem}` | "
-            + " | ".join(f"{{glue:text}}`{nb}::claims-{key}-{c}:d`" for c in COUNTS) + " |"
-            for nb, key in chapters]
-    sections = [f"### {{doc}}`{Path(nb).stem}`\n\n```{{glue}} claims-{key}\n:doc: {nb}\n```\n"
-                for nb, key in chapters]
-    summary = ("## Summary\n\n"
-               f"```{{table}} {CAPTION}\n:class: claims-summary\n\n"
-               "| Chapter | reproduced | partly | not reproduced | beyond the paper | claims |\n"
-               "|:---|---:|---:|---:|---:|---:|\n" + "\n".join(rows) + "\n```\n\n")
+    rows = [
+        f"| {{doc}}`{Path(nb).stem}` | " + " | ".join(f"{{glue:text}}`{nb}::claims-{key}-{c}:d`" for c in COUNTS) + " |"
+        for nb, key in chapters
+    ]
+    sections = [f"### {{doc}}`{Path(nb).stem}`\n\n```{{glue}} claims-{key}\n:doc: {nb}\n```\n" for nb, key in chapters]
+    summary = (
+        "## Summary\n\n"
+        f"```{{table}} {CAPTION}\n:class: claims-summary\n\n"
+        "| Chapter | reproduced | partly | not reproduced | beyond the paper | claims |\n"
+        "|:---|---:|---:|---:|---:|---:|\n" + "\n".join(rows) + "\n```\n\n"
+    )
     return top + summary + "## The claims, chapter by chapter\n\n" + "\n".join(sections)
 
 
@@ -80,8 +84,10 @@ def main(argv: list[str] | None = None) -> int:
         print(f"wrote {PAGE.relative_to(ROOT)} ({len(chapters_with_claims())} chapters)")
     elif "--check" in argv:
         if PAGE.read_text(encoding="utf-8") != page:
-            print("book/scorecard.md is out of date with _toc.yml: run python scripts/update_scorecard.py --write",
-                  file=sys.stderr)
+            print(
+                "book/scorecard.md is out of date with _toc.yml: run python scripts/update_scorecard.py --write",
+                file=sys.stderr,
+            )
             return 1
         print("book/scorecard.md is up to date")
     else:

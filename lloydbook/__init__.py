@@ -1,0 +1,22 @@
+"""lloydbook: the book layer of "Transformers That Cluster", built on :mod:`lloydlib`.
+
+The library never imports this package. It holds what only the chapters need:
+
+- :mod:`lloydbook.book`: start a chapter (settings at the active ``LLOYD_SCALE``, device, seeds);
+- :mod:`lloydbook.scales`: every chapter's settings for the three scales, one table;
+- :mod:`lloydbook.glue`: a Colab-safe ``glue``;
+- :mod:`lloydbook.claims`: the claims each chapter checks, and their table for the Scorecard;
+- :mod:`lloydbook.results`: the checkout's folders (recorded results, the training cache);
+- :mod:`lloydbook.tables`: an HTML table whose cells may hold math, shared by several chapters;
+- one module of helpers, figures and tables per chapter: :mod:`lloydbook.lloyd_tasks` (Lloyd's algorithm and
+  clustering tasks), :mod:`lloydbook.construction` (Lloyd inside a transformer), :mod:`lloydbook.leanness`
+  (what leanness buys), :mod:`lloydbook.learning` and :mod:`lloydbook.figures` (the two learning chapters),
+  :mod:`lloydbook.lemmas` (the lemmas), :mod:`lloydbook.attention_clustering` (attention-based clustering);
+- :mod:`lloydbook.sphinx_scorecard`: the Sphinx extension that checks the Scorecard page.
+"""
+
+from . import book, claims
+from .book import device, params, scale, seed, setup
+from .glue import glue, on_colab
+
+__all__ = ["book", "claims", "device", "glue", "on_colab", "params", "scale", "seed", "setup"]

@@ -1,0 +1,325 @@
+"""Helpers of the chapter "Lloyd's algorithm inside a transformer" (``book/02_construction.ipynb``).
+
+Bookkeeping and figures only; the constructions themselves are :mod:`lloydlib.construction`. Tensors
+follow the library's layout: points ``X`` (batch, n, d), centers ``C`` (batch, k, d), tokens as rows.
+
+- :func:`lloyd_trajectory`, :func:`exactness`: Theorem B.1 of the Leaner paper checked step by step
+  against Lloyd's algorithm over many tasks;
+- :func:`code_head_errors`, :func:`exponential_fit`, :func:`assignment_head_errors`: the error of one
+  layer at a finite inverse temperature gamma (Eq. 3);
+- :func:`one_d`, :func:`run_case`: the small tasks on which Theorem B.1's assumptions fail;
+- :func:`sc_margin_intact`, :func:`largest_intact_k`: where the scalar code SC loses its margin in float32;
+- ``plot_*``: the chapter's figures (each returns its figure).
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+
+import matplotlib.pyplot as plt
+import numpy as np
+import torch
+
+import lloydlib as L
+from lloydlib.construction import param_count
+from lloydlib.embeddings import code_margin
+
+__all__ = [
+    "lloyd_trajectory",
+    "exactness",
+    "code_head_errors",
+    "exponential_fit",
+    "assignment_head_errors",
+    "one_d",
+    "run_case",
+    "sc_margin_intact",
+    "largest_intact_k",
+    "plot_tokens",
+    "plot_weights",
+    "plot_center_paths",
+    "plot_param_reduction",
+    "plot_code_head_errors",
+    "plot_assignment_errors",
+    "plot_code_margins",
+    "plot_soft_curves",
+]
+
+
+# --- exactness (Theorem B.1) -------------------------------------------------------------------------
+
+
+def lloyd_trajectory(X: torch.Tensor, C: torch.Tensor, steps: int, empty: str = "keep") -> torch.Tensor:
+    """Lloyd's centers at steps 0..steps: ``X`` (batch, n, d), ``C`` (batch, k, d) -> (batch, steps + 1, k, d).
+
+    ``empty`` is :func:`lloydlib.lloyd_step`'s rule for a cluster without points (``"keep"`` its center).
+    """
+    out = [C]
+    for _ in range(steps):
+        C = L.lloyd_step(X, C, empty=empty)
+        out.append(C)
+    return torch.stack(out, 1)
+
+
+def exactness(embeddings, dks, tasks: int, n: int, steps: int, seed0: int, **kw):
+    """Compare the looped Theorem B.1 layer (gamma = inf, float64) with Lloyd's algorithm at every step.
+
+    For each shape ``(d, k)`` of ``dks`` (the s-th drawn with seed ``seed0 + s``) it draws ``tasks``
+    tasks of ``n`` points, drops those on which Lloyd's algorithm meets an empty cluster within ``steps``
+    steps (outside the theorem), and runs :func:`lloydlib.exact_transformer` ``(d, k, embedding, **kw)``
+    for every embedding of ``embeddings``; tasks with a tie (a point without an exact code) are not
+    counted either. Returns ``(worst, checked, total)``: per embedding the largest absolute deviation of
+    a center coordinate over the counted tasks and steps, per embedding the number of counted tasks, and
+    the number of tasks drawn.
+    """
+    worst = {e: 0.0 for e in embeddings}
+    checked = {e: 0 for e in embeddings}
+    total = 0
+    for s, (d, k) in enumerate(dks):
+        X, C = L.sample_tasks(tasks, n, d, k, seed=seed0 + s, dtype=torch.float64)
+        _, _, empty = L.lloyd(X, C, steps, return_empty=True)
+        total += X.shape[0]
+        no_empty = ~empty.any(-1).any(-1)  # outside the theorem otherwise
+        X, C = X[no_empty], C[no_empty]
+        ref = lloyd_trajectory(X, C, steps)
+        for emb in embeddings:
+            T = L.exact_transformer(d, k, emb, **kw)
+            _, traj, rep = T.run(X, C, steps, return_trajectory=True, return_report=True, warn=False)
+            ok = rep["ties"].sum(1) == 0
+            err = (traj - ref).abs().amax((1, 2, 3))
+            if bool(ok.any()):
+                worst[emb] = max(worst[emb], float(err[ok].max()))
+            checked[emb] += int(ok.sum())
+    return worst, checked, total
+
+
+# --- finite temperature (Eq. 3) ----------------------------------------------------------------------
+
+
+def code_head_errors(X: torch.Tensor, C: torch.Tensor, ref: torch.Tensor, embedding: str, ts) -> np.ndarray:
+    """Error of one layer whose center-update heads 3-4 are finite, heads 1-2 exact.
+
+    For each t of ``ts`` the heads run at gamma = t sqrt(d_emb) / mu, mu the code margin (2 OH, 1 BN and
+    SC), so that t = gamma mu / sqrt(d_emb). ``ref`` (batch, k, d) is Lloyd's step from ``C``. Returns the
+    largest absolute center error over all tasks for each t, shape (len(ts),).
+    """
+    d, k = X.shape[2], C.shape[1]
+    D, mu = L.embedding_dim(d, k, embedding), code_margin(k, embedding)
+    err = []
+    for t in ts:
+        g = t * math.sqrt(D) / mu
+        T = L.exact_transformer(d, k, embedding, gamma=(math.inf, math.inf, g, g))
+        err.append(float((T(X, C) - ref).abs().max()))
+    return np.array(err)
+
+
+def exponential_fit(ts, err, *, lo: float = 1e-13, hi: float = 1e-3, target: float = 1e-8):
+    """Slope of log(err) against t in the exponential regime, and the t at which err reaches ``target``.
+
+    ``ts`` and ``err`` have shape (m,), ``err`` decreasing in t. The fit uses the points with
+    ``lo < err < hi`` (above float64 rounding, below the saturated start) and needs at least three.
+    Returns ``(slope, t_star)``, t_star interpolated in log(err).
+    """
+    ts, err = np.asarray(ts, dtype=float), np.asarray(err, dtype=float)
+    tail = (err > lo) & (err < hi)
+    if tail.sum() < 3:
+        raise ValueError(f"too few points in the exponential regime ({lo:g} < err < {hi:g}): {err}")
+    slope = float(np.polyfit(ts[tail], np.log(err[tail]), 1)[0])
+    t_star = float(np.interp(np.log(target), np.log(err[::-1]), ts[::-1]))
+    return slope, t_star
+
+
+def assignment_head_errors(X, C, ref, embedding: str, gammas, gap_min):
+    """Error of one layer with all four heads at each gamma of ``gammas``, per task.
+
+    ``gap_min`` (batch,) is each task's smallest assignment gap. Returns two arrays of shape
+    (len(gammas) * batch,): gamma gap_min / sqrt(d_emb) and the largest absolute center error of the task.
+    """
+    d, k = X.shape[2], C.shape[1]
+    D = L.embedding_dim(d, k, embedding)
+    xs, ys = [], []
+    for g in gammas:
+        xs.append(g * gap_min / math.sqrt(D))
+        ys.append((L.exact_transformer(d, k, embedding, gamma=g)(X, C) - ref).abs().amax((1, 2)))
+    return torch.cat(xs).numpy(), torch.cat(ys).numpy()
+
+
+# --- failing assumptions -----------------------------------------------------------------------------
+
+
+def one_d(values) -> torch.Tensor:
+    """A one-dimensional task in the library's layout: a list of m numbers -> (1, m, 1), float64."""
+    return torch.tensor(values, dtype=torch.float64).reshape(1, -1, 1)
+
+
+def run_case(X: torch.Tensor, C: torch.Tensor, embedding: str = "BN"):
+    """One layer of Theorem B.1 and one Lloyd step on a single task ``X`` (1, n, d), ``C`` (1, k, d).
+
+    Returns ``(transformer, lloyd, report, caught)``: the first coordinate of the k centers after each
+    (lists of floats), :meth:`lloydlib.ExactTransformer.run`'s assumption report, and the warnings it
+    issued as ``"Category: message"`` strings.
+    """
+    T = L.exact_transformer(X.shape[2], C.shape[1], embedding)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        C_trf, rep = T.run(X, C, 1, return_report=True)
+    C_ll = L.lloyd_step(X, C)
+    msgs = [f"{type(w.message).__name__}: {w.message}" for w in caught]
+    return C_trf[0, :, 0].tolist(), C_ll[0, :, 0].tolist(), rep, msgs
+
+
+# --- precision of the scalar code --------------------------------------------------------------------
+
+
+def sc_margin_intact(k: int) -> bool:
+    """Whether SC's code margin, computed in float32 as ||u||^2 + ||v||^2 - 2 u.v, is still exactly 1."""
+    return code_margin(k, "SC", dtype=torch.float32, formula="expanded") == 1.0
+
+
+def largest_intact_k(ks) -> int:
+    """The largest k at which :func:`sc_margin_intact` holds, by bisection.
+
+    The search starts from k = 2 (intact) and the largest k of ``ks`` at which the margin is broken;
+    it assumes the margin, once broken, stays broken as k grows.
+    """
+    lo_k, hi_k = 2, max(k for k in ks if not sc_margin_intact(k))  # intact at lo_k, broken at hi_k
+    while hi_k - lo_k > 1:
+        mid = (lo_k + hi_k) // 2
+        lo_k, hi_k = (mid, hi_k) if sc_margin_intact(mid) else (lo_k, mid)
+    return lo_k
+
+
+# --- figures -----------------------------------------------------------------------------------------
+
+
+def plot_tokens(X: torch.Tensor, C: torch.Tensor):
+    """Heatmaps of one task's tokens (X (1, n, d), C (1, k, d)) before and after heads 1-2, OH and BN."""
+    d, k = X.shape[2], C.shape[1]
+    fig, axes = plt.subplots(2, 3, figsize=(14, 5.5), gridspec_kw={"width_ratios": [8, 8, 6]})
+    for row, emb in enumerate(("OH", "BN")):
+        T = L.exact_transformer(d, k, emb)
+        Xbar, Cbar = T.embed(X, C)
+        Xbar1, _ = T.layer(Xbar, Cbar)
+        panels = (
+            (axes[row, 0], Xbar, r"$\bar X^{(0)}$ (points)"),
+            (axes[row, 1], Xbar1, r"$\bar X^{(1)}$ (points after heads 1-2)"),
+            (axes[row, 2], Cbar, r"$\bar C^{(0)}$ (centers)"),
+        )
+        for ax, Z, title in panels:
+            M = Z[0].T.numpy()  # the paper's layout: one column per token
+            ax.imshow(M, cmap="viridis", vmin=0, vmax=max(1.0, float(M.max())), aspect="auto")
+            ax.axhline(d - 0.5, color="w", lw=2)  # data rows above, code rows below
+            ax.set_yticks(range(M.shape[0]))
+            ax.set_yticklabels([f"x{r + 1}" for r in range(d)] + [f"y{r + 1}" for r in range(M.shape[0] - d)])
+            ax.set_xticks(range(M.shape[1]))
+            ax.set_title(f"{emb}: {title}, $d_{{emb}}={T.d_emb}$", fontsize=10)
+    fig.tight_layout()
+    return fig
+
+
+def plot_weights(Q, K, V, title: str):
+    """The twelve weight matrices of a layer, each (d_emb, d_emb), in a 3 x 4 grid (red +, blue -)."""
+    fig, axes = plt.subplots(3, 4, figsize=(10, 7.2))
+    for mu in range(4):
+        for r, (name, W) in enumerate((("Q", Q), ("K", K), ("V", V))):
+            ax = axes[r, mu]
+            lim = float(W[mu].abs().max()) or 1.0
+            ax.imshow(W[mu].numpy(), cmap="RdBu_r", vmin=-lim, vmax=lim)
+            ax.set_title(f"${name}_{mu + 1}$", fontsize=10)
+            ax.set_xticks([])
+            ax.set_yticks([])
+    fig.suptitle(title, y=1.0)
+    fig.tight_layout()
+    return fig
+
+
+def plot_center_paths(X: torch.Tensor, ref: torch.Tensor, trf: torch.Tensor, title: str):
+    """Center paths of one 2-d task: ``X`` (n, 2), Lloyd's ``ref`` and the transformer's ``trf`` (steps + 1, k, 2)."""
+    fig, ax = plt.subplots(figsize=(5, 5))
+    ax.scatter(X[:, 0], X[:, 1], s=4, c="0.7")
+    for j in range(ref.shape[1]):
+        ax.plot(ref[:, j, 0], ref[:, j, 1], "-o", c=plt.get_cmap("tab10")(j), ms=7, mfc="none", lw=2)
+        ax.plot(trf[:, j, 0], trf[:, j, 1], "x", c="k", ms=5)
+    ax.set_title(title, fontsize=10)
+    ax.set_aspect("equal")
+    return fig
+
+
+def plot_param_reduction(ds=(4, 32, 128, 1024)):
+    """Parameter reduction of BN over OH, 1 - param_count(BN) / param_count(OH), against k for each d."""
+    fig, ax = plt.subplots(figsize=(7, 3.6))
+    ks = np.unique(np.logspace(0.4, 4, 60).astype(int))
+    for dd in ds:
+        red = [100 * (1 - param_count(dd, int(k), "BN") / param_count(dd, int(k), "OH")) for k in ks]
+        ax.plot(ks, red, label=f"d = {dd}")
+        ax.plot([dd], [100 * (1 - param_count(dd, dd, "BN") / param_count(dd, dd, "OH"))], "ko", ms=4)
+    ax.axhline(75, color="k", ls=":", lw=1)
+    ax.set_xscale("log")
+    ax.set_xlabel("k")
+    ax.set_ylabel("parameter reduction of BN over OH (%)")
+    ax.set_title("Dots: k = d; dotted: the 75% limit", fontsize=10)
+    ax.legend()
+    return fig
+
+
+def plot_code_head_errors(fg: dict, ts, dks):
+    """One panel per (d, k): error against t = gamma mu / sqrt(d_emb) for each code.
+
+    ``fg[d, k, emb]`` holds ``err`` (len(ts),), ``slope``, ``D`` (d_emb) and ``mu`` (code margin).
+    """
+    fig, axes = plt.subplots(1, len(dks), figsize=(5 * len(dks), 3.6), sharey=True, squeeze=False)
+    for ax, (d, k) in zip(axes[0], dks):
+        for emb in ("OH", "BN", "SC"):
+            r = fg[d, k, emb]
+            label = f"{emb} ($d_{{emb}}$={r['D']}, $\\mu$={r['mu']:g}): slope {r['slope']:.3f}"
+            ax.semilogy(ts, r["err"], "o-", label=label)
+        ax.axhline(1e-8, color="k", ls=":", lw=1)
+        ax.set_xlabel(r"$t = \gamma\mu/\sqrt{d_{emb}}$")
+        ax.set_title(f"heads 3-4 finite, d={d}, k={k}", fontsize=10)
+        ax.legend(fontsize=8)
+    axes[0, 0].set_ylabel("max center error after one layer")
+    return fig
+
+
+def plot_assignment_errors(points: dict, title: str):
+    """Per-task error against gamma gap_min / sqrt(d_emb); ``points[emb] = (xs, ys)`` arrays."""
+    fig, ax = plt.subplots(figsize=(7, 3.8))
+    for (emb, (xs, ys)), marker in zip(points.items(), "os^"):
+        ax.loglog(xs, np.maximum(ys, 1e-17), marker, mfc="none", label=emb, alpha=0.7)
+    ax.axvline(1, color="k", ls=":", lw=1)
+    ax.set_xlabel(r"$\gamma\,\Delta_{\min}/\sqrt{d_{emb}}$ (per task)")
+    ax.set_ylabel("max center error after one layer")
+    ax.set_title(title, fontsize=10)
+    ax.legend()
+    return fig
+
+
+def plot_code_margins(margins: dict, pred: dict):
+    """Computed code margin against k, one panel per float format.
+
+    ``margins[fmt, emb]`` is a list of (k, margin) pairs; ``pred[fmt]`` the bound k = 1 + 2^((p-1)/2).
+    """
+    formats = list(pred)
+    fig, axes = plt.subplots(1, len(formats), figsize=(15, 3.4), sharey=True)
+    for ax, name in zip(np.atleast_1d(axes), formats):
+        for emb in ("OH", "BN", "SC"):
+            ks, ms = zip(*margins[name, emb])
+            ax.semilogx(ks, [m if math.isfinite(m) else np.nan for m in ms], "o-", label=emb)
+        ax.axvline(pred[name], color="k", ls=":", lw=1)
+        ax.set_ylim(-1.5, 2.5)
+        ax.set_title(f"{name}: dotted line $k = 1 + 2^{{(p-1)/2}}$", fontsize=10)
+        ax.set_xlabel("k")
+    np.atleast_1d(axes)[0].set_ylabel("computed code margin")
+    np.atleast_1d(axes)[0].legend()
+    return fig
+
+
+def plot_soft_curves(betas, curves: dict):
+    """Largest center deviation from Lloyd after 10 layers against beta; ``curves[name]`` has len(betas)."""
+    fig, ax = plt.subplots(figsize=(7, 3.8))
+    for name, lst in curves.items():
+        ax.loglog(betas, np.maximum(lst, 1e-17), "o-", label=name)
+    ax.set_xlabel(r"$\beta = \gamma/\sqrt{d_{emb}}$")
+    ax.set_ylabel("max center deviation from Lloyd, 10 steps")
+    ax.legend(fontsize=8)
+    return fig

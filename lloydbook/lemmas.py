@@ -1,0 +1,359 @@
+"""Figures, tables and search bookkeeping of the chapter "The Lipschitz and norm-bound lemmas" (book/08_lemmas.ipynb).
+
+The chapter keeps the prose, the claims and their checks; this module runs the repetitive searches
+(sweeps of :mod:`lloydlib.theory`'s sandwiches over a grid), builds the rows of its tables and draws its
+figures. ``SW`` arguments are the search effort, ``dict(restarts=..., steps=..., random_pairs=...)``.
+"""
+
+from __future__ import annotations
+
+import math
+
+import matplotlib.pyplot as plt
+import mpmath
+import numpy as np
+import sympy as sp
+import torch
+
+from lloydlib import theory as T
+from lloydlib.tasks import sample_tasks
+
+__all__ = [
+    "ARROW", "TERMS", "TERM_NAMES", "log10", "int_ticks", "paper_constants", "table3_agreement",
+    "norm_bound_rows", "table2_rows", "plot_softmax", "gamma_sweep", "plot_slack", "head_slack_rows",
+    "h1_rows", "eq170_grid", "theorem1_searches", "theorem1_rows", "print_pair", "plot_phi",
+    "lipschitz_measurements", "plot_lipschitz", "plot_training",
+]  # fmt: skip
+
+ARROW = {1: "↑", -1: "↓", 0: "–"}
+TERMS = ["m", "m_p", "rho", "rho_p", "Gamma1", "Gamma2", "gamma", "d_emb"]
+TERM_NAMES = {"m": "m", "m_p": "m'", "rho": "ρ", "rho_p": "ρ'", "Gamma1": "Γ1", "Gamma2": "Γ2", "gamma": "γ",
+              "d_emb": "d_emb"}  # fmt: skip
+
+
+def log10(x) -> float:
+    """log10 of a float or of an mpmath number too large for a float."""
+    return float(mpmath.log10(x))
+
+
+def int_ticks(ax, values) -> None:
+    """Label a log-scaled x axis with exactly these integers."""
+    ax.set_xticks(list(values))
+    ax.set_xticklabels([str(v) for v in values])
+    ax.xaxis.set_minor_locator(plt.NullLocator())
+
+
+def paper_constants(d, k, n, Gamma1, Gamma2, gamma, tau):
+    """The head constants at the paper's task: (rows, logs) with rows [emb, head, m, m', rho, rho',
+    delta, log kappa2..5] and logs {emb: (log10 phi, log10 phi')}, computed with mpmath."""
+    rows, logs = [], {}
+    for emb in ("OH", "BN"):
+        d_E, D = T.dims(d, k, emb)
+        for mu, (m, mp, rho, rhop) in T.head_quantities(n, k, d, d_E, Gamma2).items():
+            a = (rho, rhop, Gamma1, Gamma2, gamma, D)
+            dl = T.delta(rho, rhop, Gamma1, gamma, D)
+            ks = [T.kappa2(m, rhop), T.kappa3(m, *a, backend="mpmath"), T.kappa4(m, *a, backend="mpmath"),
+                  T.kappa5(m, mp, *a, backend="mpmath")]  # fmt: skip
+            rows.append([emb, mu, int(m), int(mp), f"{rho:.2f}", f"{rhop:.2f}", f"{dl:.1f}"]
+                        + [f"{log10(x):.1f}" for x in ks])  # fmt: skip
+        args = (n, k, d, d_E, D, Gamma1, Gamma2, gamma)
+        logs[emb] = (log10(T.phi(*args, backend="mpmath")), log10(T.phi_prime(*args, tau, backend="mpmath")))
+    return rows, logs
+
+
+def table3_agreement() -> dict:
+    """Table 3 derived (Lemma I.1 propagated through Eq. 4) against stored: {(embedding, mu): same}, for a
+    symbolic d_E (embedding None) and with OH's and BN's d_E substituted."""
+    stored, s3 = T.table3_stored(), T.table3_symbols()
+    agree = {}
+    for emb in (None, "OH", "BN"):
+        derived = T.table3_derived(emb)
+        dE = T.dims(s3["d"], s3["k"], emb)[0] if emb else s3["d_E"]
+        for mu in (1, 2, 3, 4):
+            agree[(emb, mu)] = all(sp.simplify(sp.sympify(a) - sp.sympify(b).subs(s3["d_E"], dE)) == 0
+                                   for a, b in zip(derived[mu], stored[mu]))  # fmt: skip
+    return agree
+
+
+def norm_bound_rows(d, k, n, SW):
+    """Lemma I.1 on sampled tasks (two weight scales) and by ascent (Gamma1 = Gamma2 = 1).
+
+    Returns (rows, per_set, violations): per_set[name] is the largest norm / bound seen for tokens
+    ``name``; violations lists (emb, name, seen, ascent) wherever a bound failed.
+    """
+    rows, per_set, violations = [], {}, []
+    X, C = sample_tasks(8, n, d, k, seed=11, dtype=torch.float64)
+    g = torch.Generator().manual_seed(11)
+    for emb in ("OH", "BN"):
+        d_E, D = T.dims(d, k, emb)
+        for G1, G2 in ((1.0, 1.0), (0.5, 2.0)):
+            nb = T.norm_bounds(d, d_E, G2)
+            Q, K, V = (T.random_spectral((4, D, D), s, generator=g) for s in (G1, G1, G2))
+            _, tokens = T.one_layer(X, C, Q, K, V, emb, 1.0, return_tokens=True)
+            sand = T.norm_sandwich(d, k, n, emb, Gamma1=G1, Gamma2=G2, seed=5, **SW) if G2 == 1.0 else None
+            for name, Z in zip(("X0", "C0", "X1", "C1"), tokens):
+                seen = float(Z.norm(dim=-1).max())
+                asc = sand[name].ratio if sand else float("nan")
+                if not (seen <= nb[name] * (1 + 1e-12) and not (sand and sand[name].violated)):
+                    violations.append((emb, name, seen, asc))
+                per_set[name] = max(per_set.get(name, 0.0), seen / nb[name], np.nan_to_num(asc / nb[name]))
+                rows.append([emb, f"{G1:g}, {G2:g}", name, f"{nb[name]:.3f}", f"{seen:.3f}",
+                             f"{asc:.3f}" if sand else "–", f"{asc / nb[name]:.3f}" if sand else "–"])  # fmt: skip
+    return rows, per_set, violations
+
+
+def table2_rows(derived, stored, columns):
+    """Rows of Table 2: one per term, an arrow per bound, with the stored arrow where they differ."""
+    rows = []
+    for t in TERMS:
+        cells = []
+        for c in columns:
+            a = ARROW[derived[c][t]]
+            if c in stored and derived[c][t] != stored[c][t]:
+                a += f" (stored {ARROW[stored[c][t]]})"
+            cells.append(a)
+        rows.append([TERM_NAMES[t]] + cells)
+    return rows
+
+
+def plot_softmax(sm, ms, deltas) -> None:
+    """Lemma I.3: stated and sharp constants against the largest observed ratio, one panel per delta."""
+    fig, axes = plt.subplots(1, len(deltas), figsize=(4.2 * len(deltas), 3.4), sharey=True)
+    axes = np.atleast_1d(axes)
+    ms = np.array(ms)
+    for ax, dl in zip(axes, deltas):
+        ax.loglog(ms, [T.softmax_bound(dl, m) for m in ms], "k-", label=r"stated $e^\delta/m$")
+        ax.loglog(ms, [T.softmax_l1_sharp(dl, m) for m in ms], "C1--", label="sharp constant")
+        ax.loglog(ms, [sm[(dl, m)]["stated"].ratio for m in ms], "C0o", label="largest observed ratio")
+        ax.set_title(rf"$\delta = {dl:g}$")
+        ax.set_xlabel("m (length of v)")
+        int_ticks(ax, ms.tolist())
+    axes[0].set_ylabel(r"$\|\Delta\,\mathrm{softmax}\|_1 / \|\Delta v\|_1$")
+    axes[0].legend(fontsize=8)
+    fig.suptitle("Lemma I.3: the stated constant against the observed ratio and the sharp constant", y=1.02)
+    plt.show()
+
+
+def gamma_sweep(lemma, gammas, d_emb, SW, seed):
+    """The sandwich of ``lemma`` at m = m' = 4, rho = rho' = 1, Gamma1 = Gamma2 = 1 for each gamma.
+
+    Prints observed / constant and returns the SandwichResults; raises on a counterexample."""
+    out = []
+    for gamma in gammas:
+        S = T.AttentionSetting(m=4, m_p=4, d_emb=d_emb, gamma=gamma, rho=1.0, rho_p=1.0)
+        r = T.attention_sandwich(lemma, S, seed=seed, **SW)
+        if r.violated:
+            raise AssertionError(
+                f"counterexample to Lemma {lemma} at gamma={gamma}: ratio {r.ratio} > {r.bound}\n{r.pair}"
+            )
+        out.append(r)
+    print(f"Lemma {lemma}: observed / constant over gamma = {list(gammas)}:")
+    print("  ", " ".join(f"{r.ratio / r.bound:.3g}" for r in out))
+    return out
+
+
+def _slack_curve(lemma, vary, values, d_emb, SW, seed):
+    out = []
+    for v in values:
+        kw = dict(m=4, m_p=4, d_emb=d_emb, gamma=1.0, rho=1.0, rho_p=1.0)
+        kw[vary] = v
+        r = T.attention_sandwich(lemma, T.AttentionSetting(**kw), seed=seed, **SW)
+        if r.violated:
+            raise AssertionError(f"counterexample to Lemma {lemma} at {vary}={v}: {r.ratio} > {r.bound}\n{r.pair}")
+        out.append(r.ratio / r.bound)
+    return np.array(out)
+
+
+def plot_slack(sweep, P, SW) -> None:
+    """Slack of Lemmas I.5-I.8 over gamma (from ``sweep``), d_emb, m and m' (searched here, at gamma = 1)."""
+    panels = [("gamma", P.gammas, r"$\gamma$"), ("d_emb", P.demb_s, r"$d_{\mathsf{emb}}$"), ("m", P.m_s, "$m$"),
+              ("m_p", P.mp_s, "$m'$")]  # fmt: skip
+    fig, axes = plt.subplots(1, 4, figsize=(16, 3.6), sharey=True)
+    for ax, (vary, values, label) in zip(axes, panels):
+        for c, lemma in enumerate(T.LEMMAS):
+            if vary == "gamma":
+                y = np.array([r.ratio / r.bound for r in sweep[lemma]])
+            else:
+                y = _slack_curve(lemma, vary, values, P.sweep_demb, SW, 30 + c)
+            ax.loglog(values, np.where(y > 0, y, np.nan), "o-", color=f"C{c}", label=f"Lemma {lemma}")
+            if vary == "gamma" and lemma in ("I.6", "I.7"):
+                f = T.kappa3_sharpened if lemma == "I.6" else T.kappa4_sharpened
+                ax.loglog(values, [r.ratio / f(4, 1.0, 1.0, 1.0, 1.0, g_, P.sweep_demb)
+                                   for g_, r in zip(values, sweep[lemma])], ":", color=f"C{c}")  # fmt: skip
+        ax.axhline(1.0, color="k", lw=0.8)
+        ax.set_xlabel(label)
+        if vary != "gamma":
+            int_ticks(ax, values)
+    axes[0].set_ylabel("largest observed ratio / constant")
+    axes[0].legend(fontsize=8)
+    fig.suptitle("Slack of Lemmas I.5-I.8 (dotted: against the sharpened κ3*, κ4 $e^{-\\delta}$); 1 = tight", y=1.03)
+    plt.show()
+
+
+def head_slack_rows(d, k, n, SW):
+    """Lemmas I.6-I.8 at the quantities of Table 3 (gamma = 1, Gamma1 = Gamma2 = 1): (rows, slacks), the
+    slacks being log10(constant / largest observed ratio); raises on a counterexample."""
+    rows, slacks = [], []
+    for emb in ("OH", "BN"):
+        d_E, D = T.dims(d, k, emb)
+        for mu, (m, mp, rho, rhop) in T.head_quantities(n, k, d, d_E, 1.0).items():
+            S = T.AttentionSetting(m=int(m), m_p=int(mp), d_emb=D, gamma=1.0, rho=float(rho), rho_p=float(rhop),
+                                   tokens="ball" if mu == 3 else "box")  # fmt: skip
+            cells = []
+            for c, lemma in enumerate(("I.6", "I.7", "I.8")):
+                r = T.attention_sandwich(lemma, S, seed=40 + c, **SW)
+                if r.violated:
+                    raise AssertionError(f"counterexample to Lemma {lemma}, {emb} head {mu}:\n{r.pair}")
+                slacks.append(log10(r.bound / r.ratio))
+                cells.append(f"{slacks[-1]:.1f}")
+            rows.append([emb, mu, f"{S.delta:.2f}"] + cells)
+    return rows, slacks
+
+
+def h1_rows(ks=(2, 6, 10)):
+    """Prop. H.1 on random distance vectors at four scales plus a near tie: (rows, all hold, NE slacks)."""
+    g = torch.Generator().manual_seed(53)
+    rows, ok, ne_loose = [], True, []
+    for k_ in ks:
+        r = torch.randn(4096, k_, generator=g, dtype=torch.float64)
+        near_tie = torch.zeros(1, k_, dtype=torch.float64)
+        near_tie[0, 1:] = 1e-9  # argmin unique, P_Omega almost uniform
+        for reg in ("L2", "NE"):
+            seen = max(float(T.smoothing_distances(torch.cat([r * s, near_tie]), 1.0, reg).max())
+                       for s in (0.01, 0.1, 1.0, 10.0))  # fmt: skip
+            bound = T.smoothing_distance_bound(k_, reg)
+            ok &= seen <= bound * (1 + 1e-12)
+            if reg == "NE":
+                ne_loose.append(bound / seen)
+            rows.append([k_, reg, f"{bound:.4f}", f"{seen:.4f}", f"{math.sqrt(1 - 1 / k_):.4f}"])
+    return rows, ok, ne_loose
+
+
+def eq170_grid(points=400, seed=60):
+    """At random points: (Eq. 170 form >= four-term max everywhere, max of the 12 terms = four-term max)."""
+    rng = np.random.default_rng(seed)
+    eq170_ok = dominance_ok = True
+    for _ in range(points):
+        k_, n_ = int(rng.integers(2, 40)), int(rng.integers(2, 600))
+        d_ = float(rng.uniform(0.5, 40))
+        dE = d_ + float(rng.uniform(0, 8))
+        D_ = float(rng.uniform(1, 60))
+        g1, g2, ga = (float(x) for x in rng.uniform(0.01, 2, 3))
+        ph = T.phi(n_, k_, d_, dE, D_, g1, g2, ga)
+        if math.isfinite(ph):
+            eq170_ok &= T.phi_eq170(k_, dE, D_, g1, g2, ga) >= ph * (1 - 1e-12)
+            co = T.phi_coefficients(n_, k_, d_, dE, D_, g1, g2, ga)
+            dominance_ok &= math.isclose(max(co.values()), ph, rel_tol=1e-12)
+    return bool(eq170_ok), bool(dominance_ok)
+
+
+def theorem1_searches(d, k, n, gammas, SW):
+    """Theorem I.1's sandwich at (Gamma1 = 1, each gamma) and (Gamma1 = 0.01, gamma = 1), and the explicit pair.
+
+    Returns (thm1, ce): thm1[(emb, Gamma1, gamma)] = (SandwichResult, phi_sum, phi in Eq. 170 form),
+    ce[emb] = the explicit pair's ratio."""
+    thm1, ce = {}, {}
+    for emb in ("OH", "BN"):
+        d_E, D = T.dims(d, k, emb)
+        ce[emb] = T.phi_counterexample(d, k, n, emb, Gamma1=1.0)[0]
+        for G1, ga in [(1.0, g_) for g_ in gammas] + [(0.01, 1.0)]:
+            r = T.layer_sandwich(d, k, n, emb, Gamma1=G1, gamma=ga, seed=61, **SW)
+            thm1[(emb, G1, ga)] = (r, T.phi_sum(n, k, d, d_E, D, G1, 1.0, ga), T.phi_eq170(k, d_E, D, G1, 1.0, ga))
+    return thm1, ce
+
+
+def theorem1_rows(thm1):
+    """Rows of the Theorem I.1 table: observed ratio against phi, phi (Eq. 170) and phi_sum."""
+    return [[emb, G1, ga, f"{r.ratio:.3g}", f"{r.bound:.3g}", f"{p170:.3g}", f"{ps:.3g}",
+             "VIOLATED" if r.violated else "holds"] for (emb, G1, ga), (r, ps, p170) in thm1.items()]  # fmt: skip
+
+
+def print_pair(r) -> None:
+    """Print a layer pair (X, C and the norms of the twelve matrices and of their differences)."""
+    torch.set_printoptions(precision=3, sci_mode=False)
+    print("X =", r.pair["X"], "\nC =", r.pair["C"])
+    for kind in ("Q", "K", "V"):
+        W, W2 = r.pair[kind], r.pair[kind + "_prime"]
+        print(f"||{kind}_mu|| =", torch.linalg.matrix_norm(W, ord=2).numpy().round(4),
+              f" ||{kind}_mu - {kind}'_mu|| =", torch.linalg.matrix_norm(W - W2, ord=2).numpy().round(6))  # fmt: skip
+
+
+def plot_phi(thm1, ce, d, k, n, gammas) -> None:
+    """Theorem I.1 over gamma: phi as stated, in Eq. 170 form, phi_sum, the explicit pair and the ascent."""
+    gs = np.logspace(-4, 1, 60)
+    fig, axes = plt.subplots(1, 2, figsize=(11, 3.8), sharey=True)
+    for ax, emb in zip(axes, ("OH", "BN")):
+        d_E, D = T.dims(d, k, emb)
+        ax.loglog(gs, [T.phi(n, k, d, d_E, D, 1.0, 1.0, g_) for g_ in gs], "k-", label=r"$\phi$ as stated")
+        ax.loglog(gs, [T.phi_eq170(k, d_E, D, 1.0, 1.0, g_) for g_ in gs], "k:", label=r"$\phi$, Eq. 170 form")
+        ax.loglog(gs, [T.phi_sum(n, k, d, d_E, D, 1.0, 1.0, g_) for g_ in gs], "C2--", label=r"$\phi_{\mathrm{sum}}$")
+        ax.axhline(ce[emb], color="C3", label="explicit pair ($Q=K=0$)")
+        obs = [(ga, thm1[(emb, 1.0, ga)][0].ratio) for ga in gammas]
+        ax.loglog(*zip(*obs), "C0o", ms=7, label=r"gradient ascent ($\Gamma_1 = 1$)")
+        ax.set_ylim(1, 1e6)
+        ax.set_xlabel(r"$\gamma$ (with $\Gamma_1 = \Gamma_2 = 1$)")
+        ax.set_title(f"{emb}: d={d}, k={k}, n={n}")
+    axes[0].set_ylabel(r"$\|F(\Theta)-F(\Theta')\|_{2,1} / \|\Theta-\Theta'\|$")
+    axes[0].legend(fontsize=8)
+    fig.suptitle("Theorem I.1: the stated constant falls below real ratios when attention is weak", y=1.03)
+    plt.show()
+
+
+def lipschitz_measurements(ds, k, n, tasks):
+    """OH against BN at each d: measured local Lipschitz constants at random unit-norm weights, and the
+    log10 BN/OH gaps of phi' and of Theorem 3.1's alpha (omega_tau = 1).
+
+    Returns (lip, bound_gap, alpha_gap): lip[(d, emb)] an array over the ``tasks`` tasks."""
+    lip, bound_gap, alpha_gap = {}, [], []
+    g = torch.Generator().manual_seed(80)
+    for d in ds:
+        X, C = sample_tasks(tasks, n, d, k, seed=80 + d, dtype=torch.float64)
+        logs = {}
+        for emb in ("OH", "BN"):
+            d_E, D = T.dims(d, k, emb)
+            vals = []
+            for b in range(tasks):
+                Q, K, V = (T.random_spectral((4, D, D), 1.0, generator=g) for _ in range(3))
+                vals.append(float(T.local_lipschitz(X[b : b + 1], C[b : b + 1], Q, K, V, emb, tau=0.1)[0]))
+            lip[(d, emb)] = np.array(vals)
+            logs[emb] = (log10(T.phi_prime(n, k, d, d_E, D, 1.0, 1.0, 1.0, 0.1, backend="mpmath")),
+                         log10(T.alpha_informal(n, k, d_E, D, 1.0, 0.1, 1.0)))  # fmt: skip
+        bound_gap.append(logs["BN"][0] - logs["OH"][0])
+        alpha_gap.append(logs["BN"][1] - logs["OH"][1])
+    return lip, bound_gap, alpha_gap
+
+
+def plot_lipschitz(lip, meas, alpha_gap, bound_gap, ds) -> None:
+    """Left: measured local constants (median, IQR) over d; right: BN/OH measured against alpha's gap."""
+    fig, axes = plt.subplots(1, 2, figsize=(11, 3.6))
+    for emb, c in (("OH", "C0"), ("BN", "C1")):
+        q = np.array([np.percentile(lip[(d, emb)], [25, 50, 75]) for d in ds])
+        axes[0].fill_between(ds, q[:, 0], q[:, 2], color=c, alpha=0.25)
+        axes[0].loglog(ds, q[:, 1], "o-", color=c, label=emb)
+    axes[0].set_xlabel("d")
+    axes[0].set_ylabel(r"$\sum_W \|\partial \tilde L / \partial W\|_*$")
+    axes[0].set_title("measured local Lipschitz constant (median, IQR)")
+    axes[0].legend()
+    axes[1].semilogx(ds, np.log10(meas), "ko-", label="measured")
+    axes[1].semilogx(ds, alpha_gap, "C2s--", label=r"$\alpha$ of Theorem 3.1")
+    axes[1].set_xlabel("d")
+    axes[1].set_ylabel(r"$\log_{10}$ (BN / OH)")
+    axes[1].set_title(f"the BN/OH gap ($\\phi'$ predicts $10^{{{min(bound_gap):.0f}}}$ or more)")
+    axes[1].legend()
+    for ax in axes:
+        int_ticks(ax, ds)
+    plt.show()
+
+
+def plot_training(curves, seeds, auc, d, k) -> None:
+    """Validation relative loss (Eq. 20) of the OH and BN runs, after the first evaluation."""
+    fig, ax = plt.subplots(figsize=(6.5, 3.6))
+    for emb, c in (("OH", "C0"), ("BN", "C1")):
+        for s in seeds:
+            st, v = curves[(emb, s)]
+            ax.plot(st[1:], v[1:], color=c, alpha=0.8, label=emb if s == seeds[0] else None)
+    ax.set_xlabel("step")
+    ax.set_ylabel("validation relative loss (Eq. 20)")
+    ax.set_title(f"d={d}, k={k}: mean over the curve OH {auc['OH']:.3f}, BN {auc['BN']:.3f}")
+    ax.legend()
+    plt.show()

@@ -1,0 +1,63 @@
+"""The checkout's folders the chapters read and write: recorded benchmark results and the training cache.
+
+The library takes every directory as an argument; this module supplies the checkout's:
+
+- ``results/``: benchmark JSON files recorded with ``python -m lloydlib bench ... --out`` and GPU
+  training runs under ``results/gpu/<machine>/`` (see ``results/README.md``);
+- ``.lloydlib-cache/``: the one training cache every chapter shares, unless ``$LLOYD_CACHE`` names another.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from lloydlib import bench, training
+
+__all__ = ["ROOT", "checkout", "results_dir", "cache_dir", "use_cache", "recorded", "gpu_result_dirs"]
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def checkout() -> Path | None:
+    """The repository checkout this package was loaded from, or None for an installed copy (Colab)."""
+    return ROOT if (ROOT / "_toc.yml").exists() and (ROOT / "lloydlib").is_dir() else None
+
+
+def results_dir() -> Path | None:
+    """``<checkout>/results``, or None outside a checkout."""
+    root = checkout()
+    return None if root is None else root / "results"
+
+
+def cache_dir() -> Path:
+    """The training cache the chapters share: ``$LLOYD_CACHE`` when set, else ``<checkout>/.lloydlib-cache``
+    in a writable checkout, else ``~/.cache/lloydlib``."""
+    if os.environ.get("LLOYD_CACHE"):
+        return Path(os.environ["LLOYD_CACHE"])
+    root = checkout()
+    if root is not None and os.access(root, os.W_OK):
+        return root / ".lloydlib-cache"
+    return Path.home() / ".cache" / "lloydlib"
+
+
+def use_cache() -> Path:
+    """Point ``$LLOYD_CACHE`` at :func:`cache_dir`, so the library and the ``python -m lloydlib train``
+    processes a chapter starts all read and write the same cache. Returns that folder."""
+    path = cache_dir()
+    os.environ["LLOYD_CACHE"] = str(path)
+    return path
+
+
+def recorded(benchmark: str, *, gpu_only: bool = False) -> list[dict]:
+    """The benchmark results recorded in the checkout's ``results/`` (see :func:`lloydlib.bench.recorded`);
+    [] outside a checkout."""
+    root = results_dir()
+    return [] if root is None else bench.recorded(benchmark, root=root, gpu_only=gpu_only)
+
+
+def gpu_result_dirs() -> list[Path]:
+    """The GPU training-run folders under ``results/gpu/`` (see :func:`lloydlib.training.gpu_results`);
+    [] outside a checkout."""
+    root = results_dir()
+    return [] if root is None else training.gpu_results(root / "gpu")

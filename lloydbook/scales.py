@@ -1,0 +1,186 @@
+"""Per-chapter settings for the three scales (``LLOYD_SCALE=ci|default|paper``).
+
+One table, one entry per chapter; each entry maps a scale to that chapter's settings. ``ci`` keeps a
+chapter about a minute on 2 CPU cores, ``default`` is what the rendered book shows (it must build on 2
+CPU cores), ``paper`` is the papers' own settings, for a GPU. Read through :func:`lloydbook.book.params`.
+"""
+
+from __future__ import annotations
+
+# The table is data: kept in its compact layout, one scale a line group (the formatter leaves it alone).
+# fmt: off
+SCALES: dict[str, dict[str, dict]] = {
+    # --- chapter "Lloyd's algorithm and clustering tasks" (book/01_lloyd.ipynb) ---
+    "lloyd": {
+        # tasks: per family for the monotone check; sk_*: scikit-learn comparison; init_*: the three
+        # initialisations; inv_tasks: the Appendix D rescaling check; pic_n: points per picture
+        "ci": {"n": 128, "d": 4, "k": 6, "tasks": 24, "steps": 20, "sk_tasks": 6, "sk_steps": 5,
+               "init_tasks": 32, "inv_tasks": 16, "pic_n": 300},
+        "default": {"n": 512, "d": 8, "k": 10, "tasks": 96, "steps": 20, "sk_tasks": 16, "sk_steps": 10,
+                    "init_tasks": 128, "inv_tasks": 64, "pic_n": 500},
+        "paper": {"n": 512, "d": 32, "k": 10, "tasks": 320, "steps": 20, "sk_tasks": 64, "sk_steps": 20,
+                  "init_tasks": 320, "inv_tasks": 320, "pic_n": 1000},
+    },
+    # --- chapter "Lloyd's algorithm inside a transformer" (book/02_construction.ipynb) ---
+    "construction": {
+        # exact_*: Theorem B.1 over many tasks and steps for each (d, k) in dks; fg_*: finite gamma (code
+        # heads over the grid fg_t of gamma * margin / sqrt(d_emb); all heads over fg_gammas); nv_*: the
+        # older paper's numerical validation (d=2, k=5, gamma=1e4, 10 steps; trf_n points through the
+        # transformer itself); keep_*: the empty-cluster construction; f32_ks: k grid for the precision
+        # of codes; osa_n: points for the looped finite-gamma distance transformer
+        "ci": {"exact_tasks": 6, "exact_n": 40, "exact_steps": 10, "dks": [[2, 6], [3, 5], [4, 13], [5, 8]],
+               "fg_tasks": 4, "fg_n": 200, "fg_dks": [[4, 10], [4, 100]], "fg_t": [4, 8, 12, 16, 20, 24, 28],
+               "fg_gammas": [1, 10, 100, 1e3, 1e4, 1e5, 1e6], "nv_tasks": 4, "nv_n": 10000, "trf_n": 150,
+               "osa_n": 150, "keep_tasks": 12, "keep_n": 24, "keep_dks": [[2, 6], [3, 7]], "keep_steps": 8,
+               "f32_ks": [4, 16, 64, 256, 1024, 4096], "soft_betas": [10, 100, 1e3, 1e4, 1e5]},
+        "default": {"exact_tasks": 16, "exact_n": 96, "exact_steps": 20,
+                    "dks": [[2, 6], [3, 5], [4, 13], [5, 8], [8, 25], [16, 10]],
+                    "fg_tasks": 16, "fg_n": 256, "fg_dks": [[2, 6], [4, 10], [8, 25], [4, 100]],
+                    "fg_t": [2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24], "fg_gammas": [1, 10, 100, 1e3, 1e4, 1e5, 1e6],
+                    "nv_tasks": 8, "nv_n": 10000, "trf_n": 300, "osa_n": 300, "keep_tasks": 48, "keep_n": 32,
+                    "keep_dks": [[2, 6], [3, 7], [2, 13], [4, 5]], "keep_steps": 15,
+                    "f32_ks": [4, 16, 64, 256, 1024, 4096, 8192],
+                    "soft_betas": [10, 30, 100, 300, 1e3, 3e3, 1e4, 1e5]},
+        "paper": {"exact_tasks": 64, "exact_n": 512, "exact_steps": 20,
+                  "dks": [[2, 6], [3, 5], [4, 13], [5, 8], [8, 25], [16, 10], [32, 10], [32, 25]],
+                  "fg_tasks": 32, "fg_n": 512, "fg_dks": [[2, 6], [4, 10], [8, 25], [4, 100], [32, 10]],
+                  "fg_t": [2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24], "fg_gammas": [1, 10, 100, 1e3, 1e4, 1e5, 1e6],
+                  "nv_tasks": 16, "nv_n": 10000, "trf_n": 1000, "osa_n": 1000, "keep_tasks": 128, "keep_n": 64,
+                  "keep_dks": [[2, 6], [3, 7], [2, 13], [4, 5], [8, 25]], "keep_steps": 20,
+                  "f32_ks": [4, 16, 64, 256, 1024, 4096, 8192, 16384],
+                  "soft_betas": [10, 30, 100, 300, 1e3, 3e3, 1e4, 1e5]},
+    },
+    # --- chapter "What leanness buys" (book/03_leanness.ipynb) ---
+    "leanness": {
+        # OH vs BN (Figure 1 grid, Table 1): n points, batch tasks, warm-up and timed repetitions,
+        # timed as CPU time with `threads` torch threads; train-step comparison at the issue's setting.
+        "ci": {"threads": 1, "clock": "cpu", "n": 1024,
+               "grid_ds": [4, 32], "grid_ks": [10, 100], "grid_batch": 1, "grid_warmup": 1, "grid_reps": 5,
+               "table1_ks": [6, 25, 100, 400, 1000], "table1_batch": 1, "table1_warmup": 2, "table1_reps": 7,
+               "step_threads": 1, "step_n": 512, "step_batch": 8, "step_warmup": 1, "step_reps": 5,
+               "step_compile": False},
+        "default": {"threads": 1, "clock": "cpu", "n": 1024,
+                    "grid_ds": [4, 8, 16, 32, 64, 128], "grid_ks": [10, 16, 25, 40, 64, 100], "grid_batch": 1,
+                    "grid_warmup": 1, "grid_reps": 7,
+                    "table1_ks": [6, 25, 100, 400, 1000], "table1_batch": 1, "table1_warmup": 2, "table1_reps": 10,
+                    "step_threads": 2, "step_n": 512, "step_batch": 32, "step_warmup": 2, "step_reps": 8,
+                    "step_compile": True},
+        "paper": {"threads": None, "clock": "wall", "n": 1024,
+                  "grid_ds": [4, 8, 16, 32, 64, 128], "grid_ks": [10, 16, 25, 40, 64, 100], "grid_batch": 32,
+                  "grid_warmup": 10, "grid_reps": 30,
+                  "table1_ks": [6, 25, 100, 400, 1000], "table1_batch": 32, "table1_warmup": 10, "table1_reps": 30,
+                  "step_threads": None, "step_n": 512, "step_batch": 32, "step_warmup": 10, "step_reps": 30,
+                  "step_compile": True},
+    },
+    # --- chapters on learning (book/04_learning.ipynb, book/05_shapes.ipynb) ---
+    # Shared by both chapters, so the second reuses the first's cached runs. base: the TrainConfig fields
+    # every run starts from; seeds; workers: CPU processes training at once (1 on a GPU). Sweeps, each
+    # a list: embeddings x losses x taus x tau_ds (Fig. 2a/10), ds x d_taus with d_embeddings (Fig. 2b/14),
+    # lrs x lr_ds with lr_embeddings and lr_steps (Fig. 11), ns with n_embeddings (Fig. 13), ks with
+    # k_cases [[d, tau]] (Fig. 15), sub_losses: the regularisers of Figs. 11, 13 and 15; wall_cases
+    # [[d, k]] at wall_n, wall_tau, wall_clip for wall_steps (Fig. 17); gap_*: tasks and temperatures for
+    # the smoothing-gap pictures (no training).
+    "learning": {
+        "ci": {"base": {"d": 4, "k": 6, "n": 24, "steps": 400, "tau": 0.1, "loss": "L2", "embedding": "BN"},
+               "seeds": [0, 1], "workers": 2, "embeddings": ["OH", "BN", "NA"], "losses": ["NE", "L2"],
+               "taus": [1.0, 0.1], "tau_ds": [4],
+               "ds": [4, 16], "d_taus": [0.1], "d_embeddings": ["OH", "BN"],
+               "lrs": [0.001, 0.01, 1.0], "lr_ds": [4], "lr_embeddings": ["OH", "BN"], "lr_steps": 400,
+               "sub_losses": ["L2"],
+               "ns": [16, 24, 48], "n_embeddings": ["OH", "BN"],
+               "ks": [6, 12], "k_cases": [[4, 0.1]],
+               "wall_cases": [[16, 16], [32, 25]], "wall_n": 32, "wall_tau": 1.0, "wall_clip": 1.0,
+               "wall_steps": 250,
+               "gap_tasks": 32, "gap_n": 64, "gap_taus": [1e-3, 1e-2, 0.1, 0.25, 1.0, 10.0]},
+        "default": {"base": {"d": 4, "k": 6, "n": 64, "steps": 3000, "tau": 0.1, "loss": "L2", "embedding": "BN"},
+                    "seeds": [0, 1, 2], "workers": 2, "embeddings": ["OH", "BN", "NA"], "losses": ["NE", "L2"],
+                    "taus": [1.0, 0.25, 0.1], "tau_ds": [4],
+                    "ds": [4, 16, 32], "d_taus": [0.1], "d_embeddings": ["OH", "BN"],
+                    "lrs": [0.001, 0.01, 1.0], "lr_ds": [4], "lr_embeddings": ["OH", "BN"], "lr_steps": 3000,
+                    "sub_losses": ["L2"],
+                    "ns": [32, 64, 128], "n_embeddings": ["OH", "BN"],
+                    "ks": [6, 10, 16], "k_cases": [[4, 0.1]],
+                    "wall_cases": [[16, 16], [32, 25]], "wall_n": 64, "wall_tau": 1.0, "wall_clip": 1.0,
+                    "wall_steps": 2000,
+                    "gap_tasks": 128, "gap_n": 256,
+                    "gap_taus": [1e-3, 3e-3, 1e-2, 3e-2, 0.1, 0.25, 1.0, 3.0, 10.0]},
+        "paper": {"base": {"d": 4, "k": 6, "n": 512, "steps": 10000, "tau": 0.1, "loss": "L2", "embedding": "BN"},
+                  "seeds": [0, 1, 2, 3, 4, 5, 6, 7, 8, 9], "workers": 1, "embeddings": ["OH", "BN", "NA"],
+                  "losses": ["NE", "L2"],
+                  "taus": [1.0, 0.25, 0.14, 0.1], "tau_ds": [4, 32],
+                  "ds": [4, 8, 16, 32], "d_taus": [0.25, 0.1], "d_embeddings": ["OH", "BN", "NA"],
+                  "lrs": [0.001, 0.01, 0.1, 1.0], "lr_ds": [4, 32], "lr_embeddings": ["OH", "BN", "NA"],
+                  "lr_steps": 5000, "sub_losses": ["NE", "L2"],
+                  "ns": [128, 256, 512, 1024], "n_embeddings": ["OH", "BN", "NA"],
+                  "ks": [6, 10, 16, 25], "k_cases": [[4, 1.0], [4, 0.1], [32, 1.0], [32, 0.1]],
+                  "wall_cases": [[16, 16], [32, 25]], "wall_n": 512, "wall_tau": 1.0, "wall_clip": 1.0,
+                  "wall_steps": 10000,
+                  "gap_tasks": 320, "gap_n": 512,
+                  "gap_taus": [1e-3, 3e-3, 1e-2, 3e-2, 0.1, 0.25, 1.0, 3.0, 10.0]},
+    },
+    # --- chapter "The Lipschitz and norm-bound lemmas" (book/08_lemmas.ipynb) ---
+    "lemmas": {
+        # restarts/steps/pairs: every sandwich's gradient ascent and random pairs; gammas: the sweep of the
+        # attention lemmas (at d_emb=sweep_demb, m=m'=4, rho=rho'=1); demb_s, m_s, mp_s: the other sweeps;
+        # sm_ms, sm_deltas: Lemma I.3 grid; lay_*: (d, k, n) of the layer checks and the gammas of Theorem
+        # I.1; head_*: (d, k, n) of the per-head table; lip_*: OH vs BN local Lipschitz (d grid, k, tasks,
+        # n); tr_*: the training comparison (d, k, n, steps, seeds, validation tasks, evaluation interval)
+        "ci": {"restarts": 6, "steps": 50, "pairs": 32, "gammas": [0.01, 0.3, 3.0], "sweep_demb": 4,
+               "demb_s": [2, 6], "m_s": [1, 4], "mp_s": [1, 4], "sm_ms": [3, 8, 32], "sm_deltas": [0.05, 1.0],
+               "lay_d": 2, "lay_k": 3, "lay_n": 6, "lay_gammas": [0.01, 1.0], "head_d": 2, "head_k": 3,
+               "head_n": 6, "lip_ds": [2, 8], "lip_k": 10, "lip_tasks": 16, "lip_n": 32,
+               "tr_d": 2, "tr_k": 10, "tr_n": 32, "tr_steps": 30, "tr_seeds": [0], "tr_val": 32, "tr_every": 10},
+        "default": {"restarts": 16, "steps": 200, "pairs": 128, "gammas": [0.01, 0.0316, 0.1, 0.316, 1.0, 3.16, 10.0],
+                    "sweep_demb": 4, "demb_s": [2, 6, 16], "m_s": [1, 4, 8], "mp_s": [1, 2, 4, 16],
+                    "sm_ms": [2, 3, 4, 8, 16, 32, 64], "sm_deltas": [0.05, 0.5, 2.0],
+                    "lay_d": 3, "lay_k": 4, "lay_n": 8, "lay_gammas": [0.001, 0.03, 1.0],
+                    "head_d": 4, "head_k": 6, "head_n": 16, "lip_ds": [2, 4, 8, 16, 32], "lip_k": 10,
+                    "lip_tasks": 48, "lip_n": 64, "tr_d": 2, "tr_k": 10, "tr_n": 64, "tr_steps": 300,
+                    "tr_seeds": [0, 1, 2], "tr_val": 64, "tr_every": 20},
+        "paper": {"restarts": 64, "steps": 1000, "pairs": 1024,
+                  "gammas": [0.01, 0.0316, 0.1, 0.316, 1.0, 3.16, 10.0, 31.6], "sweep_demb": 4,
+                  "demb_s": [2, 4, 8, 16, 32, 64], "m_s": [1, 2, 4, 8, 16], "mp_s": [1, 2, 4, 8, 16, 64],
+                  "sm_ms": [2, 3, 4, 8, 16, 32, 64, 256], "sm_deltas": [0.01, 0.05, 0.5, 2.0, 5.0],
+                  "lay_d": 4, "lay_k": 6, "lay_n": 32, "lay_gammas": [0.001, 0.01, 0.1, 1.0],
+                  "head_d": 4, "head_k": 6, "head_n": 64, "lip_ds": [2, 4, 8, 16, 32], "lip_k": 10,
+                  "lip_tasks": 64, "lip_n": 512, "tr_d": 4, "tr_k": 10, "tr_n": 512, "tr_steps": 2000,
+                  "tr_seeds": [0, 1, 2, 3, 4], "tr_val": 320, "tr_every": 50},
+    },
+    # --- chapter "Attention-based clustering" (book/09_attention_clustering.ipynb) ---
+    "quantization": {
+        # training task: d_train dims, L_train tokens, scale c = c_rel / a, centroids from seed_mu, step lr;
+        # pgd_*: exact population PGD; sgd_*: stochastic PGD on fresh prompts (batch per run and step);
+        # penalty: the orthogonality weight, penalties: its scan (reg_runs runs of reg_steps steps, compared at
+        # reg_check_step); lr_scan: step sizes of the noise-floor figure; band: factor within which a plateau
+        # matches the seed summary's order of magnitude; mc_*: Monte Carlo checks of the closed forms
+        # (mc_finite: (d, sigma, L) cells); ic_*: the in-context grid (mc_tokens tokens per cell);
+        # rot_prompts: prompts for the in-plane rotation curves; cloud_L: tokens of the 2-D picture;
+        # cmp_*: the comparison with Lloyd's algorithm and the BN transformer
+        "ci": {"d_train": 6, "L_train": 10, "c_rel": 0.1, "seed_mu": 0, "lr": 0.2, "lr_scan": [0.1, 0.2, 0.4],
+               "pgd_steps": 1200, "pgd_runs": 2, "sgd_steps": 600, "sgd_batch": 100, "sgd_runs": 4,
+               "record_every": 20, "penalty": 0.1, "penalties": [0.0, 0.1, 10.0], "reg_runs": 32,
+               "reg_steps": 500, "reg_check_step": 500, "band": 10.0,
+               "mc_prompts": 40000, "mc_finite": [[5, 0.5, 10], [8, 1.0, 20]], "mc_tokens": 300000,
+               "ic_d": [5, 10], "ic_sigma": [0.3, 1.0], "ic_L": [10, 100, 1000], "ic_min_prompts": 100,
+               "rot_prompts": 40000, "cloud_L": 2000, "cmp_d": 5, "cmp_sigma": [0.3, 1.0], "cmp_L": [20, 100],
+               "cmp_prompts": 500, "cmp_lloyd_steps": 10},
+        "default": {"d_train": 6, "L_train": 10, "c_rel": 0.1, "seed_mu": 0, "lr": 0.2, "lr_scan": [0.1, 0.2, 0.4],
+                    "pgd_steps": 1500, "pgd_runs": 4, "sgd_steps": 1500, "sgd_batch": 100, "sgd_runs": 6,
+                    "record_every": 10, "penalty": 0.1, "penalties": [0.0, 0.01, 0.1, 1.0, 10.0], "reg_runs": 32,
+                    "reg_steps": 1000, "reg_check_step": 500, "band": 10 ** 0.5,
+                    "mc_prompts": 200000, "mc_finite": [[5, 0.5, 10], [6, 0.3, 4], [8, 1.0, 20], [10, 0.3, 100]],
+                    "mc_tokens": 2000000, "ic_d": [5, 10, 20], "ic_sigma": [0.3, 1.0], "ic_L": [10, 100, 1000],
+                    "ic_min_prompts": 100, "rot_prompts": 200000, "cloud_L": 2000, "cmp_d": 5,
+                    "cmp_sigma": [0.3, 0.6, 1.0], "cmp_L": [20, 100], "cmp_prompts": 2000, "cmp_lloyd_steps": 20},
+        "paper": {"d_train": 6, "L_train": 10, "c_rel": 0.1, "seed_mu": 0, "lr": 0.2, "lr_scan": [0.05, 0.1, 0.2, 0.4, 0.8],
+                  "pgd_steps": 2000, "pgd_runs": 10, "sgd_steps": 3000, "sgd_batch": 100, "sgd_runs": 30,
+                  "record_every": 10, "penalty": 0.1, "penalties": [0.0, 0.001, 0.01, 0.1, 1.0, 10.0, 100.0],
+                  "reg_runs": 128, "reg_steps": 2000, "reg_check_step": 500,
+                  "band": 10 ** 0.5, "mc_prompts": 1000000,
+                  "mc_finite": [[5, 0.5, 10], [6, 0.3, 4], [8, 1.0, 20], [10, 0.3, 100]],
+                  "mc_tokens": 20000000, "ic_d": [5, 10, 20, 50], "ic_sigma": [0.1, 0.3, 1.0], "ic_L": [10, 100, 1000],
+                  "ic_min_prompts": 500, "rot_prompts": 1000000, "cloud_L": 2000, "cmp_d": 5,
+                  "cmp_sigma": [0.3, 0.6, 1.0], "cmp_L": [20, 100], "cmp_prompts": 20000, "cmp_lloyd_steps": 20},
+    },
+}
+# fmt: on

@@ -1,0 +1,183 @@
+"""``python -m lloydlib bench``: OH against BN (Figure 1, Table 1 of the Leaner paper) and lloydlib's
+training step against the reference form, printed as a table or as JSON (``--json``, ``--out FILE``)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+import torch
+
+from .._validate import check_int
+from ..embeddings import EMBEDDINGS
+from .oh_vs_bn import FIGURE1_DS, FIGURE1_KS, TABLE1_KS, grid
+from .reference import IMPLEMENTATIONS
+from .step import train_step
+from .timing import CLOCKS
+
+__all__ = ["main"]
+
+
+def _ints(text: str):
+    return [int(x) for x in text.replace(",", " ").split()]
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="python -m lloydlib bench", description=__doc__.split("\n")[0].strip("`: "))
+    sub = p.add_subparsers(dest="command", required=True)
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--seed", type=int, default=0)
+    common.add_argument("--device", default=None, help="cpu (default) or cuda")
+    common.add_argument("--threads", type=int, default=None, help="torch threads (default: torch's choice)")
+    common.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
+    common.add_argument("--out", default=None, help="also write the JSON result to this file")
+
+    t = sub.add_parser("train-step", parents=[common], help="ms per training step: lloydlib vs the reference form")
+    t.add_argument("--embedding", default="BN", choices=EMBEDDINGS)
+    for name, kind, default in (("n", int, 512), ("d", int, 32), ("k", int, 10), ("batch", int, 32)):
+        t.add_argument(f"--{name}", type=kind, default=default)
+    for name, default in (("tau", 0.1), ("dropout", 0.0), ("gamma", 1.0)):
+        t.add_argument(f"--{name}", type=float, default=default)
+    t.add_argument("--warmup", type=int, default=3)
+    t.add_argument("--reps", type=int, default=20)
+    t.add_argument(
+        "--compile",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="torch.compile lloydlib's forward and loss (default: on; --no-compile times the eager step)",
+    )
+
+    for name, ds, ks, help_ in (
+        ("grid", FIGURE1_DS, FIGURE1_KS, "OH vs BN over a (d, k) grid (Figure 1)"),
+        ("table1", (32,), TABLE1_KS, "OH vs BN at d=32 (Table 1)"),
+    ):
+        g = sub.add_parser(name, parents=[common], help=help_)
+        g.add_argument("--d", type=_ints, default=list(ds), help=f"dimensions (default {' '.join(map(str, ds))})")
+        g.add_argument("--k", type=_ints, default=list(ks), help=f"cluster counts (default {' '.join(map(str, ks))})")
+        g.add_argument("--n", type=int, default=1024)
+        g.add_argument("--batch", type=int, default=32)
+        g.add_argument("--warmup", type=int, default=10)
+        g.add_argument("--reps", type=int, default=30)
+        g.add_argument("--impl", default="lloydlib", choices=IMPLEMENTATIONS)
+        g.add_argument("--no-memory", action="store_true", help="skip the peak-memory measurement")
+        g.add_argument(
+            "--clock",
+            default="wall",
+            choices=CLOCKS,
+            help="wall-clock time (default) or the process's CPU time (steadier on a shared machine)",
+        )
+    return p
+
+
+def _print_grid(result: dict) -> None:
+    hw = result["hardware"]
+    settings = " ".join(f"{k}={v}" for k, v in result["config"].items() if k not in ("ds", "ks"))
+    print(
+        f"# {hw['cpu']} | {hw.get('gpu', 'no GPU')} | torch {hw['torch']} | {hw['torch_threads']} threads | {settings}"
+    )
+    print(
+        f"{'d':>4} {'k':>5} {'OH/BN dims':>10} {'fwd OH/BN ms':>16} {'x':>6} {'bwd OH/BN ms':>16} {'x':>6} "
+        f"{'eval OH/BN ms':>16} {'x':>6} {'mem OH/BN MB':>16} {'red.':>6}"
+    )
+    for row in result["rows"]:
+        oh, bn = row["OH"], row["BN"]
+        cells = []
+        for m in ("forward", "backward", "eval"):
+            a, b = oh[m]["median_ms"], bn[m]["median_ms"]
+            cells.append(f"{a:7.2f}/{b:<8.2f} {a / b:5.2f}x")
+        if oh["memory_bytes"] is not None:
+            a, b = oh["memory_bytes"] / 2**20, bn["memory_bytes"] / 2**20
+            cells.append(f"{a:7.1f}/{b:<8.1f} {100 * (1 - b / a):5.1f}%")
+        print(f"{row['d']:>4} {row['k']:>5} {oh['extra_dims']:>5}/{bn['extra_dims']:<4} " + " ".join(cells))
+
+
+def _print_train_step(result: dict) -> None:
+    c, hw = result["config"], result["hardware"]
+    print(f"# {hw['cpu']}, {hw['torch_threads']} threads, torch {hw['torch']}")
+    print(
+        f"training step, {c['embedding']} n={c['n']} d={c['d']} k={c['k']} batch={c['batch']} "
+        f"dropout={c['dropout']} ({c['reps']} interleaved repetitions after {c['warmup']} warm-up)"
+    )
+    for name in ("lloydlib", "reference"):
+        s = result[name]
+        print(f"  {name:<9} {s['median_ms']:8.1f} ms/step  (IQR {s['q1_ms']:.1f}-{s['q3_ms']:.1f})")
+    print(
+        f"  speed-up  {result['speedup']:.2f}x  (median of paired ratios {result['paired_speedup']:.2f}x; "
+        f"CPU time {result['lloydlib_cpu_ms_per_step']:.1f} vs {result['reference_cpu_ms_per_step']:.1f} ms, "
+        f"{result['cpu_speedup']:.2f}x)"
+    )
+    print(
+        f"  fastest steps {result['lloydlib']['min_ms']:.1f} vs {result['reference']['min_ms']:.1f} ms "
+        f"({result['speedup_of_minimums']:.2f}x)"
+    )
+    load = result["load_average"]
+    if load["before"] is not None:
+        print(f"  load average {load['before']:.1f} before, {load['after']:.1f} after, on {hw['cpu_cores']} cores")
+    if result["compile"]:
+        print(f"  torch.compile warm-up {result['compile_warmup_seconds']:.1f} s (excluded)")
+    elif result["compile_error"]:
+        print(f"  torch.compile failed ({result['compile_error']}); the eager step was timed")
+
+
+def _run(args) -> dict:
+    if args.command == "train-step":
+        return train_step(
+            embedding=args.embedding,
+            n=args.n,
+            d=args.d,
+            k=args.k,
+            batch=args.batch,
+            tau=args.tau,
+            dropout=args.dropout,
+            gamma=args.gamma,
+            warmup=args.warmup,
+            reps=args.reps,
+            compile=args.compile,
+            seed=args.seed,
+            device=args.device,
+        )
+    progress = None if args.json else (lambda row: print(f"  d={row['d']} k={row['k']} done", file=sys.stderr))
+    result = grid(
+        args.d,
+        args.k,
+        n=args.n,
+        batch=args.batch,
+        warmup=args.warmup,
+        reps=args.reps,
+        impl=args.impl,
+        memory=not args.no_memory,
+        clock=args.clock,
+        seed=args.seed,
+        device=args.device,
+        progress=progress,
+    )
+    result["benchmark"] = args.command
+    return result
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run one benchmark from the command line; returns the exit status (2 for a bad argument)."""
+    args = _parser().parse_args(argv)
+    if args.threads is not None:
+        torch.set_num_threads(check_int("threads", args.threads, 1))
+    try:
+        result = _run(args)
+    except (TypeError, ValueError) as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    if args.out:
+        with open(args.out, "w") as f:
+            json.dump(result, f, indent=1)
+            f.write("\n")
+    if args.json:
+        print(json.dumps(result))
+    elif args.command == "train-step":
+        _print_train_step(result)
+    else:
+        _print_grid(result)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,59 @@
+"""Tests for lloydbook.attention_clustering.summaries: the Monte Carlo check list and the run summaries."""
+
+import math
+
+import sympy as sp
+import torch
+
+from lloydbook import attention_clustering as acb
+from lloydbook.tables import Table
+from lloydlib import attention_clustering as ac
+from lloydlib.construction import exact_transformer
+from lloydlib.embeddings import cluster_codes
+
+
+def small_run(**kw):
+    mu = ac.orthonormal_centroids(2, 4, seed=0)
+    return mu, ac.train_heads(mu, 0.3, 1 / acb.a_of(0.3), init="manifold", lr=0.2, steps=300, runs=3, seed=1, **kw)
+
+
+def test_a_of_and_positive():
+    assert math.isclose(acb.a_of(0.5), 0.75) and math.isclose(acb.a_of(0.5, 3), 1 / 3 + 0.25)
+    S = ac.symbols()
+    assert acb.positive(S.sigma**2 * (S.d - 2) + 1)
+    assert not acb.positive(S.sigma**2 * (S.d - 2) - 1)
+    assert isinstance(acb.positive(sp.Integer(1) + S.d), bool)
+
+
+def test_monte_carlo_checks():
+    mc = acb.MonteCarloChecks()
+    values = torch.tensor([0.9, 1.1, 1.0, 1.0], dtype=torch.float64)
+    mc.check("mean", "toy", 1.0, values)
+    mc.check("off", "toy", 0.0, values)
+    assert mc.z[0] == 0.0 and mc.max_z == abs(mc.z[1]) > 10
+    assert isinstance(mc.table(), Table) and len(mc.rows) == 2
+
+
+def test_run_summaries():
+    mu, res = small_run()
+    assert acb.final(res).shape == (3,)
+    assert acb.success(res) == 1.0 and acb.success_at(res, 0) == 0.0
+    rate = acb.fitted_rate(res)
+    assert 0 < rate < 1
+    assert torch.allclose(acb.direction_distance(res, mu), acb.final(res))  # unit heads: same distance
+    assert acb.yes(True) == "yes" and acb.yes(False) == "no" and acb.pct(0.25) == "25%"
+    assert acb.setting("sphere", 0.0) == "sphere" and acb.setting("sphere", 0.1) == "sphere, γ=0.1"
+
+
+def test_comparison_maps_match_lloyd_and_the_bn_transformer():
+    m = ac.sample_mixture(8, 12, 3, 2, 0.3, centroids="random", seed=0)
+    ident = ac.ClosedForms(2, "identity")
+    T_bn, codes = exact_transformer(3, 2, "BN"), cluster_codes(2, "BN", dtype=torch.float64)
+    maps, stats = acb.comparison_maps(m, 0.3, 12, ident, T_bn, codes, 3, seed=1)
+    assert list(maps)[:3] == [n for n in maps if n.startswith("identity")]
+    assert list(maps)[-2:] == ["nearest true centroid", "T* (labels)"]
+    assert all(Y.shape == m.X.shape for Y in maps.values())
+    assert stats["bn_gap"] < 1e-12 and stats["separation"] > 0
+    assert set(stats["same_cluster"]) == {"kmeans++", "gonzalez"}
+    C = torch.arange(12.0).reshape(2, 3, 2)
+    assert torch.equal(acb.gather(C, torch.tensor([[2, 0], [1, 1]])), torch.stack([C[0, [2, 0]], C[1, [1, 1]]]))

@@ -1,0 +1,187 @@
+"""Tests of lloydbook.claims: recording, asserting and gluing a chapter's claims; bad input raises clear errors."""
+
+import json
+
+import numpy as np
+import pytest
+
+from lloydbook import book, claims
+
+
+def good(**over):
+    kw = dict(
+        statement="Lloyd's algorithm never increases the k-means objective",
+        source="Leaner paper, Alg. 2",
+        paper="monotone decrease",
+        ours="max increase 0.0e+00",
+        verdict="reproduced",
+        check=True,
+    )
+    kw.update(over)
+    return kw
+
+
+@pytest.fixture
+def chapter():
+    claims.start("lloyd")
+    yield "lloyd"
+    claims.start("lloyd")
+
+
+def test_record_keeps_rows_in_order_and_counts(chapter):
+    claims.record("lloyd-a", **good())
+    claims.record("lloyd-b", **good(statement="other", verdict="beyond the paper"))
+    claims.record("lloyd-c", **good(statement="third", verdict="not reproduced", paper=0.75, ours=0.5))
+    rows = claims.claims()
+    assert [r.id for r in rows] == ["lloyd-a", "lloyd-b", "lloyd-c"]
+    assert claims.counts() == {"reproduced": 1, "partly": 0, "not reproduced": 1, "beyond the paper": 1}
+    assert rows[2].paper == "0.75" and rows[2].ours == "0.5"
+
+
+def test_values_are_formatted(chapter):
+    r = claims.record("lloyd-a", **good(paper=3, ours=np.float64(2.0 / 3.0)))
+    assert (r.paper, r.ours) == ("3", "0.6667")
+    r = claims.record("lloyd-b", **good(statement="x", paper=np.int64(75), ours=1e-17))
+    assert (r.paper, r.ours) == ("75", "1e-17")
+
+
+def test_failed_check_names_the_claim_and_values(chapter):
+    with pytest.raises(AssertionError) as err:
+        claims.record("lloyd-a", **good(check=False, paper="75%", ours="74.1%"))
+    msg = str(err.value)
+    for part in ("lloyd-a", "never increases", "Alg. 2", "75%", "74.1%", "reproduced"):
+        assert part in msg
+    assert claims.claims() == []  # a failed claim is not recorded
+
+
+def test_numpy_bool_check_is_accepted(chapter):
+    claims.record("lloyd-a", **good(check=np.bool_(True)))
+    with pytest.raises(AssertionError):
+        claims.record("lloyd-b", **good(check=np.bool_(False)))
+
+
+def test_rerunning_a_cell_replaces_the_row(chapter):
+    claims.record("lloyd-a", **good(ours="first"))
+    claims.record("lloyd-a", **good(ours="second"))
+    assert [(r.id, r.ours) for r in claims.claims()] == [("lloyd-a", "second")]
+
+
+def test_duplicate_id_for_another_claim_raises(chapter):
+    claims.record("lloyd-a", **good())
+    with pytest.raises(ValueError, match="already used"):
+        claims.record("lloyd-a", **good(statement="a different claim"))
+
+
+def test_setup_starts_a_fresh_chapter(monkeypatch, tmp_path):
+    monkeypatch.setenv("LLOYD_CACHE", str(tmp_path))  # setup points $LLOYD_CACHE at the cache: leave no trace
+    book.setup("lloyd")
+    claims.record("lloyd-a", **good())
+    book.setup("construction")
+    assert claims.chapter() == "construction" and claims.claims() == []
+    with pytest.raises(ValueError, match="chapter key"):
+        claims.record("lloyd-a", **good())
+    claims.start("lloyd")
+
+
+@pytest.mark.parametrize(
+    "field, value, exc, words",
+    [
+        ("verdict", "confirmed", ValueError, ["verdict", "reproduced", "confirmed"]),
+        ("verdict", None, ValueError, ["verdict"]),
+        ("statement", "", ValueError, ["statement", "non-empty"]),
+        ("statement", "   ", ValueError, ["statement", "non-empty"]),
+        ("source", 3, TypeError, ["source", "str"]),
+        ("paper", None, TypeError, ["paper", "str or a real number"]),
+        ("paper", True, TypeError, ["paper"]),
+        ("ours", float("nan"), ValueError, ["ours", "finite"]),
+        ("ours", np.array([1.0, 2.0]), TypeError, ["ours", "float(x)"]),
+        ("ours", "", ValueError, ["ours", "non-empty"]),
+        ("check", 1, TypeError, ["check", "bool"]),
+        ("check", None, TypeError, ["check", "bool"]),
+        ("check", "yes", TypeError, ["check", "bool"]),
+    ],
+)
+def test_bad_inputs_raise_clear_errors(chapter, field, value, exc, words):
+    with pytest.raises(exc) as err:
+        claims.record("lloyd-a", **good(**{field: value}))
+    for w in words:
+        assert w in str(err.value)
+
+
+@pytest.mark.parametrize("cid", ["Lloyd-a", "lloyd_a", "lloyd--a", "lloyd-", "", "lloyd a"])
+def test_bad_ids_raise(chapter, cid):
+    with pytest.raises(ValueError, match="id"):
+        claims.record(cid, **good())
+
+
+def test_id_must_carry_the_chapter_key(chapter):
+    with pytest.raises(ValueError, match="'lloyd-'"):
+        claims.record("construction-a", **good())
+    with pytest.raises(TypeError, match="id must be a str"):
+        claims.record(7, **good())
+
+
+def test_record_before_any_chapter_raises(monkeypatch):
+    monkeypatch.setattr(claims, "_chapter", None)
+    with pytest.raises(RuntimeError, match="book.setup"):
+        claims.record("lloyd-a", **good())
+    with pytest.raises(RuntimeError, match="book.setup"):
+        claims.table()
+
+
+def test_table_without_claims_raises(chapter):
+    with pytest.raises(ValueError, match="no claims"):
+        claims.table()
+
+
+def test_glue_keys():
+    keys = claims.glue_keys("lloyd")
+    assert keys == {
+        "table": "claims-lloyd",
+        "n": "claims-lloyd-n",
+        "reproduced": "claims-lloyd-reproduced",
+        "partly": "claims-lloyd-partly",
+        "not reproduced": "claims-lloyd-not-reproduced",
+        "beyond the paper": "claims-lloyd-beyond-the-paper",
+    }
+    with pytest.raises(ValueError):
+        claims.glue_keys("Bad Key")
+
+
+def test_table_glues_the_table_and_counts(chapter, monkeypatch):
+    glued = {}
+    monkeypatch.setattr(claims, "glue", lambda name, obj, display=True: glued.setdefault(name, (obj, display)))
+    claims.record("lloyd-a", **good(statement="objective $L(X, C) \\le 1$ & <b>", ours=0.5))
+    claims.record("lloyd-b", **good(statement="second", verdict="partly"))
+    assert claims.table() is None  # shown once, by the glue
+    table, shown = glued["claims-lloyd"]
+    assert shown is True
+    assert {k: v[0] for k, v in glued.items() if k != "claims-lloyd"} == {
+        "claims-lloyd-n": 2,
+        "claims-lloyd-reproduced": 1,
+        "claims-lloyd-partly": 1,
+        "claims-lloyd-not-reproduced": 0,
+        "claims-lloyd-beyond-the-paper": 0,
+    }
+    html = table._repr_html_()
+    assert 'class="claims-table mathjax_process"' in html
+    assert '<tr id="claim-lloyd-a"' in html and '<tr id="claim-lloyd-b"' in html
+    assert r"\(L(X, C) \le 1\)" in html and "$" not in html  # inline math for MathJax
+    assert "&amp; &lt;b&gt;" in html  # text is escaped
+    assert "verdict-partly" in html
+    assert "<code>" not in html.split("</td>", 2)[1]
+    assert "lloyd-a" in repr(table) and "partly" in repr(table)
+
+
+def test_table_through_myst_nb_glue_is_json_serialisable(chapter, capsys):
+    pytest.importorskip("myst_nb")
+    claims.record("lloyd-a", **good())
+    claims.table()  # outside a kernel, IPython's display prints the plain-text fallback
+    assert "lloyd-a" in capsys.readouterr().out
+    json.dumps(claims.claims()[0].__dict__)
+
+
+def test_code_spans_and_math_in_html(chapter):
+    claims.record("lloyd-a", **good(statement="matches `KMeans(algorithm='lloyd')` for $k \\ge 2$"))
+    html = claims.ClaimsTable("lloyd", claims.claims())._repr_html_()
+    assert "<code>KMeans(algorithm='lloyd')</code>" in html and r"\(k \ge 2\)" in html and "`" not in html

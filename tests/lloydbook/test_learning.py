@@ -1,0 +1,196 @@
+"""Unit tests of lloydbook.learning: the statistics, claims and tables the learning chapters share."""
+
+import math
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+import torch
+
+from lloydbook import claims, learning
+from lloydbook.tables import Table
+from lloydlib import lloyd_step, sample_tasks
+from lloydlib.training import TrainConfig
+
+
+def fake_run(val, *, train=None, wall=None, status="done", seconds=1.0, config=None, **fields):
+    """A Run-like object: evaluations at steps 0, 10, 20, ... with the given validation curve."""
+    val = np.asarray(val, dtype=float)
+    steps = np.arange(len(val)) * 10
+    history = {
+        "step": steps,
+        "val_rel_loss": val,
+        "train_loss": np.asarray(train if train is not None else val * 10, dtype=float),
+        "wall_time": np.asarray(wall if wall is not None else steps / 10, dtype=float),
+        "lr": np.full(len(val), 0.01),
+        "val_loss": val,
+    }
+    cfg = config or SimpleNamespace(**{**dict(d=4, k=6, n=32, tau=0.1, lr=0.01, embedding="BN", loss="L2"), **fields})
+    return SimpleNamespace(
+        history=history,
+        status=status,
+        config=cfg,
+        info={"seconds": seconds},
+        train_losses=np.ones(max(1, int(steps[-1]))),
+    )
+
+
+@pytest.fixture
+def chapter():
+    claims.start("learning")
+    yield
+    claims.start("learning")
+
+
+# ----------------------------------------------------------------------------------------- statistics
+def test_q3_formats_median_and_quartiles():
+    assert learning.q3([1.0, 2.0, 3.0, 4.0, 5.0]) == "3.000 [2.000, 4.000]"
+
+
+def test_final_and_final_train_take_the_last_evaluation_and_inf_when_diverged():
+    runs = [fake_run([2.0, 1.5, 1.2], train=[9, 8, 7]), fake_run([2.0, 1.0, 0.9], status="diverged")]
+    np.testing.assert_array_equal(learning.final(runs), [1.2, math.inf])
+    np.testing.assert_array_equal(learning.final_train(runs), [7.0, math.inf])
+    assert learning.final(runs).shape == (2,)
+
+
+def test_auc_is_the_mean_after_step_zero():
+    runs = [fake_run([100.0, 1.0, 2.0, 3.0]), fake_run([1.0, 1.0], status="diverged")]
+    np.testing.assert_array_equal(learning.auc(runs), [2.0, math.inf])
+
+
+def test_late_drop_reads_the_median_curve_over_the_last_fifth():
+    # 11 evaluations: E = 10, m = max(1, int(0.2 * 10)) = 2: med[8] - med[10]
+    curve = np.linspace(2.0, 1.0, 11)
+    runs = [fake_run(curve), fake_run(curve + 0.1), fake_run(curve - 0.1)]
+    assert learning.late_drop(runs) == pytest.approx(curve[8] - curve[10])
+    assert learning.late_drop([fake_run([1.0, 1.0, 1.0])]) == 0.0
+    # a short curve still looks back one evaluation
+    assert learning.late_drop([fake_run([3.0, 2.0, 1.5])]) == pytest.approx(0.5)
+
+
+def test_steps_to_settle_finds_the_first_step_inside_the_band():
+    run = fake_run([0, 0, 0, 0, 0], train=[50.0, 20.0, 12.0, 10.4, 10.0])
+    assert learning.steps_to_settle(run) == 30  # 10.4 is within 5% of 10; 12 is not
+    assert learning.steps_to_settle(run, tol=0.25) == 20
+    flat = fake_run([0, 0, 0], train=[50.0, 10.0, 10.0])
+    assert learning.steps_to_settle(flat) == 10  # inside from the first step after 0
+
+
+def test_largest_rise_skips_step_zero_and_reads_nan_as_inf():
+    assert learning.largest_rise(fake_run([9.0, 1.0, 1.2, 1.1, 1.5])) == pytest.approx(0.4)
+    assert learning.largest_rise(fake_run([9.0, 1.0, 0.9, 0.8])) == pytest.approx(-0.1)
+    assert learning.largest_rise(fake_run([9.0, 1.0, float("nan")])) == math.inf
+    assert learning.largest_rise(fake_run([9.0, 1.0])) == 0.0
+
+
+def test_val_at_takes_the_last_evaluation_not_after_t():
+    run = fake_run([2.0, 1.5, 1.2], wall=[0.0, 5.0, 10.0])
+    assert learning.val_at(run, 7.0) == 1.5
+    assert learning.val_at(run, 10.0) == 1.2
+    assert learning.val_at(run, -1.0) == 2.0
+
+
+def test_common_time_and_ms_per_step():
+    a = [fake_run([1, 1], wall=[0, 4]), fake_run([1, 1], wall=[0, 6])]
+    b = [fake_run([1, 1], wall=[0, 5])]
+    assert learning.common_time(a, b) == 5
+    runs = [fake_run([1, 1], seconds=s) for s in (1.0, 2.0, 3.0)]  # 10 steps each
+    assert learning.ms_per_step(runs) == pytest.approx(200.0)
+
+
+def test_center_spread_and_relative_spread():
+    C = torch.tensor([[[0.0, 0.0], [2.0, 0.0]], [[1.0, 1.0], [1.0, 1.0]]])
+    torch.testing.assert_close(learning.center_spread(C), torch.tensor([1.0, 0.0]))
+    X, C0 = sample_tasks(8, 20, 3, 4, seed=0)
+    assert learning.relative_spread(lloyd_step, X, C0) == pytest.approx(1.0)
+    collapse = lambda X, C: X.mean(1, keepdim=True).expand_as(C)  # every center at the middle
+    assert learning.relative_spread(collapse, X, C0) == 0.0
+
+
+# ----------------------------------------------------------------------------------------- claims
+@pytest.mark.parametrize(
+    ("low", "high", "verdict", "how"),
+    [
+        ([1.0, 1.1, 1.2], [2.0, 2.1, 2.2], "reproduced", "IQRs separate"),
+        ([1.0, 1.5, 2.5], [1.2, 1.6, 2.6], "partly", "not determined at this scale"),
+        ([2.0, 2.1, 2.2], [1.0, 1.1, 1.2], "not reproduced", "medians the other way round"),
+    ],
+)
+def test_directional_verdicts(chapter, low, high, verdict, how):
+    got = learning.directional(
+        "learning-x", "x is lower", "Leaner paper, Fig. 1", "lower", low, high, "A", "B", at_paper=False
+    )
+    assert got == verdict
+    row = claims.claims()[-1]
+    assert (row.id, row.verdict) == ("learning-x", verdict)
+    assert row.ours.startswith(f"A {learning.q3(low)} vs B {learning.q3(high)}; ") and how in row.ours
+
+
+def test_directional_at_paper_scale_accepts_only_reproduced(chapter):
+    args = ("learning-y", "y is lower", "Leaner paper, Fig. 1", "lower")
+    assert learning.directional(*args, [1, 1, 1], [2, 2, 2], "A", "B", at_paper=True) == "reproduced"
+    with pytest.raises(AssertionError, match="learning-y"):
+        learning.directional(*args, [1.0, 1.5, 2.5], [1.2, 1.6, 2.6], "A", "B", at_paper=True)
+
+
+def test_directional_defaults_to_the_active_scale(chapter, monkeypatch):
+    args = ("learning-z", "z is lower", "Leaner paper, Fig. 1", "lower", [1.0, 1.5, 2.5], [1.2, 1.6, 2.6], "A", "B")
+    monkeypatch.setenv("LLOYD_SCALE", "ci")
+    assert learning.directional(*args) == "partly"
+    monkeypatch.setenv("LLOYD_SCALE", "paper")
+    with pytest.raises(AssertionError):
+        learning.directional(*args)
+
+
+# ----------------------------------------------------------------------------------------- tables
+def test_fmt_list():
+    assert learning.fmt_list([0.1, 1.0, 4]) == "0.1, 1, 4"
+    assert learning.fmt_list([(4, 0.1)]) == "(4, 0.1)"
+    assert learning.fmt_list(32) == "32"
+
+
+def test_settings_table_and_departures():
+    rows = [("n", 512, 64), ("B", 32, 32), ("tau", "1, 0.1", "1, 0.1")]
+    assert learning.departures(rows) == [("n", 512, 64)]
+    table = learning.settings_table(rows)
+    assert isinstance(table, Table)
+    assert table.rows == [["n", "512", "64", "departs"], ["B", "32", "32", ""], ["tau", "1, 0.1", "1, 0.1", ""]]
+
+
+def test_find_group_matches_on_the_named_fields_only():
+    cfg = lambda **kw: SimpleNamespace(**{**dict(d=4, k=6, n=32, tau=0.1, lr=0.01, embedding="BN", loss="L2"), **kw})
+    groups = {(4, 6, 32, "BN"): ["a"], (4, 6, 64, "BN"): ["b"], (8, 6, 32, "BN"): ["c"]}
+    names = ("d", "k", "n", "embedding")
+    assert learning.find_group(groups, names, cfg(n=64), ("d", "k", "embedding")) == ["a"]
+    assert learning.find_group(groups, names, cfg(n=64), ("d", "k", "n", "embedding")) == ["b"]
+    assert learning.find_group(groups, names, cfg(d=16), ("d",)) is None
+
+
+def test_comparison_table_rows():
+    found = [fake_run([2.0, v], d=4, embedding="OH") for v in (1.0, 1.1, 1.2)] + [fake_run([2.0, 0.9], d=8)]
+    mine = [fake_run([2.0, 0.8])]
+    table = learning.comparison_table(
+        found,
+        ("d", "embedding"),
+        lambda c: [c.d, c.embedding],
+        lambda c: mine if c.d == 4 else None,
+        ("d", "emb", "GPU", "ours"),
+    )
+    assert table.header == ["d", "emb", "GPU", "ours"]
+    assert table.rows == [
+        ["4", "OH", "1.100 [1.050, 1.150] (3 seeds)", "0.800 [0.800, 0.800]"],
+        ["8", "BN", "0.900 [0.900, 0.900] (1 seeds)", "-"],
+    ]
+
+
+# ----------------------------------------------------------------------------------------- training
+def test_train_grid_trains_once_then_loads_from_the_cache(tmp_path, capsys):
+    base = TrainConfig(d=2, k=2, n=6, steps=2, batch=2, val_tasks=2, eval_every=1, plateau=False, device="cpu")
+    runs = learning.train_grid(base, cache=tmp_path, seed=[0, 1])
+    assert [r.config.seed for r in runs] == [0, 1]
+    assert "2 runs: 2 trained now, 0 from the cache" in capsys.readouterr().out
+    again = learning.train_grid(base, cache=tmp_path, seed=[0, 1])
+    assert "2 runs: 0 trained now, 2 from the cache" in capsys.readouterr().out
+    assert [r.key for r in again] == [r.key for r in runs]
+    assert [r.config.seed for r in learning.find_runs([base.replace(seed=s) for s in (1, 5)], tmp_path)] == [1]

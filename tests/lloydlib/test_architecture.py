@@ -1,0 +1,162 @@
+"""The shape of the code base, checked statically: sizes, import cycles, layering and dependencies.
+
+- no source file of ``lloydlib`` or ``lloydbook`` runs over 450 lines;
+- the library's modules import each other without cycles, counting imports inside functions too;
+- the library never imports the book layer (``lloydbook``);
+- the runtime dependencies in ``pyproject.toml`` are exactly the third-party packages the library imports;
+- no library source, chapter or book page cites the project's private technical briefs.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+import sys
+from pathlib import Path
+
+import pytest
+
+tomllib = pytest.importorskip("tomllib")  # Python >= 3.11
+
+ROOT = Path(__file__).resolve().parents[2]
+MAX_LINES = 450
+# import name -> distribution name, where they differ
+DISTRIBUTION = {"yaml": "pyyaml", "sklearn": "scikit-learn"}
+
+
+def modules(package: str) -> dict[str, Path]:
+    """Every module of ``package`` by dotted name (a package is named by its ``__init__.py``)."""
+    out = {}
+    for path in sorted((ROOT / package).rglob("*.py")):
+        parts = list(path.relative_to(ROOT).with_suffix("").parts)
+        if parts[-1] == "__init__":
+            parts = parts[:-1]
+        out[".".join(parts)] = path
+    return out
+
+
+def imported_names(name: str, path: Path, known: set[str] | frozenset = frozenset()) -> set[str]:
+    """Absolute dotted names imported anywhere in the module (top level and inside functions).
+
+    ``from pkg import sub`` counts as an import of ``pkg.sub`` alone when ``pkg.sub`` is one of the
+    ``known`` modules (the package is then only being completed, not run again), else of ``pkg`` and
+    ``pkg.name``.
+    """
+    is_package = path.name == "__init__.py"
+    package = name if is_package else name.rpartition(".")[0]
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")
+                base = base[: len(base) - (node.level - 1)]
+                prefix = ".".join(base + ([node.module] if node.module else []))
+            else:
+                prefix = node.module
+            for alias in node.names:
+                full = f"{prefix}.{alias.name}"
+                found.update({full} if full in known else {prefix, full})
+    return found
+
+
+def library_graph() -> dict[str, set[str]]:
+    """Edges module -> library modules it imports (names that are not modules, e.g. functions, dropped)."""
+    mods = modules("lloydlib")
+    return {
+        name: {m for m in imported_names(name, path, set(mods)) if m in mods and m != name}
+        for name, path in mods.items()
+    }
+
+
+def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Strongly connected components with more than one module (Tarjan's algorithm)."""
+    index, low, stack, on, out, counter = {}, {}, [], set(), [], [0]
+
+    def visit(v):
+        index[v] = low[v] = counter[0]
+        counter[0] += 1
+        stack.append(v)
+        on.add(v)
+        for w in graph[v]:
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            comp = []
+            while True:
+                w = stack.pop()
+                on.discard(w)
+                comp.append(w)
+                if w == v:
+                    break
+            if len(comp) > 1:
+                out.append(sorted(comp))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return out
+
+
+@pytest.mark.parametrize("package", ["lloydlib", "lloydbook"])
+def test_no_source_file_over_the_limit(package):
+    long = {
+        str(p.relative_to(ROOT)): n
+        for p in modules(package).values()
+        if (n := len(p.read_text().splitlines())) > MAX_LINES
+    }
+    assert not long, f"source files over {MAX_LINES} lines: {long}"
+
+
+def test_library_has_no_import_cycles():
+    found = cycles(library_graph())
+    assert not found, f"import cycles among library modules: {found}"
+
+
+def test_cycle_finder_finds_a_cycle():
+    assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+    assert cycles({"a": {"b"}, "b": set()}) == []
+
+
+def test_relative_imports_resolve(tmp_path):
+    pkg = tmp_path / "lloydlib" / "sub"
+    pkg.mkdir(parents=True)
+    (pkg / "x.py").write_text("from . import y\nfrom ..z import f\n\ndef g():\n    from .w import h\n")
+    names = imported_names("lloydlib.sub.x", pkg / "x.py", {"lloydlib.sub.y"})
+    assert {"lloydlib.sub.y", "lloydlib.z", "lloydlib.z.f", "lloydlib.sub.w"} <= names
+    assert "lloydlib.sub" not in names  # `from . import y` with y a module imports y, not the package again
+
+
+def test_library_never_imports_the_book_layer():
+    offenders = {
+        name: sorted(m for m in imported_names(name, path) if m.split(".")[0] == "lloydbook")
+        for name, path in modules("lloydlib").items()
+    }
+    offenders = {k: v for k, v in offenders.items() if v}
+    assert not offenders, f"library modules importing lloydbook: {offenders}"
+
+
+def test_runtime_dependencies_are_what_the_library_imports():
+    stdlib = set(sys.stdlib_module_names)
+    imported = set()
+    for name, path in modules("lloydlib").items():
+        for m in imported_names(name, path):
+            top = m.split(".")[0]
+            if top not in stdlib and top not in ("lloydlib", "__future__"):
+                imported.add(DISTRIBUTION.get(top, top))
+    declared = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["dependencies"]
+    declared = {re.split(r"[<>=!~ \[;]", d, maxsplit=1)[0].lower() for d in declared}
+    assert imported == declared, (
+        f"imported but not declared: {sorted(imported - declared)}; declared but not imported: {sorted(declared - imported)}"
+    )
+
+
+def test_no_citation_of_the_private_briefs():
+    pattern = re.compile(r"brief", re.IGNORECASE)
+    paths = [*ROOT.glob("lloydlib/**/*.py"), *ROOT.glob("book/*.ipynb"), *ROOT.glob("book/*.md")]
+    hits = [str(p.relative_to(ROOT)) for p in paths if pattern.search(p.read_text(encoding="utf-8"))]
+    assert not hits, f"files citing a 'brief' no reader can open (cite the paper's section instead): {hits}"

@@ -1,0 +1,28 @@
+"""lloydlib.hardware: one probe of the machine, and its one-line description."""
+
+import pytest
+import torch
+
+from lloydlib import hardware
+
+
+def test_probe_names_the_machine():
+    hw = hardware.probe()
+    assert {"device", "cpu", "cpu_cores", "torch_threads", "torch", "python", "platform"} == set(hw)
+    assert hw["device"] == "cpu" and hw["torch"] == torch.__version__ and hw["cpu"]
+    assert hardware.probe("cpu") == hw
+
+
+def test_describe_a_cpu_and_a_gpu():
+    line = hardware.describe(hardware.probe())
+    assert "cores" in line and f"torch {torch.__version__}" in line
+    gpu = dict(hardware.probe(), gpu="NVIDIA H200", cuda="13.0")
+    assert hardware.describe(gpu).startswith("NVIDIA H200 (CUDA 13.0), torch ")
+    with pytest.raises(ValueError, match="info must be a dict returned by"):
+        hardware.describe("H200")
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
+def test_probe_names_the_gpu():
+    hw = hardware.probe("cuda")
+    assert hw["gpu"] == torch.cuda.get_device_name() and hw["cuda"] == torch.version.cuda

@@ -1,0 +1,59 @@
+"""Tests of scripts/update_scorecard.py, which keeps book/scorecard.md in step with _toc.yml."""
+
+import json
+from pathlib import Path
+
+from _support import load_script
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+update_scorecard = load_script("update_scorecard")
+
+
+def test_scorecard_pastes_every_chapter_of_the_toc():
+    assert (ROOT / "book" / "scorecard.md").read_text(encoding="utf-8") == update_scorecard.render(), (
+        "book/scorecard.md is out of date with _toc.yml: run python scripts/update_scorecard.py --write"
+    )
+
+
+def notebook(*code):
+    cells = [{"cell_type": "markdown", "metadata": {}, "source": ["# T"]}]
+    cells += [
+        {"cell_type": "code", "metadata": {}, "source": [c], "outputs": [], "execution_count": None} for c in code
+    ]
+    return json.dumps({"cells": cells, "metadata": {}, "nbformat": 4, "nbformat_minor": 5})
+
+
+def small_book(tmp_path):
+    (tmp_path / "book").mkdir()
+    (tmp_path / "_toc.yml").write_text(
+        "format: jb-book\nroot: book/intro\nparts:\n- caption: P\n  chapters:\n  - file: book/01_a\n"
+        "    sections:\n    - file: book/02_b.ipynb\n  - file: book/03_c\n  - file: book/scorecard\n",
+        encoding="utf-8",
+    )
+    (tmp_path / "book" / "01_a.ipynb").write_text(notebook('book.setup("alpha")', "claims.table()"), encoding="utf-8")
+    (tmp_path / "book" / "02_b.ipynb").write_text(
+        notebook("book.setup('beta-two')", "claims.table()"), encoding="utf-8"
+    )
+    (tmp_path / "book" / "03_c.ipynb").write_text(notebook('book.setup("gamma")'), encoding="utf-8")  # no claims
+    (tmp_path / "book" / "scorecard.md").write_text("# Scorecard\n\nWritten by hand.\n\n## Summary\n\nold\n")
+    return tmp_path
+
+
+def test_toc_files_in_order_without_suffix(tmp_path):
+    root = small_book(tmp_path)
+    assert update_scorecard.toc_files(root) == ["book/intro", "book/01_a", "book/02_b", "book/03_c", "book/scorecard"]
+
+
+def test_only_chapters_with_a_claims_table_are_pasted(tmp_path):
+    root = small_book(tmp_path)
+    assert update_scorecard.chapters_with_claims(root) == [("01_a.ipynb", "alpha"), ("02_b.ipynb", "beta-two")]
+    page = update_scorecard.render(root)
+    assert page.startswith("# Scorecard\n\nWritten by hand.\n\n## Summary\n") and "old" not in page
+    assert ":class: claims-summary" in page
+    assert "{glue:text}`01_a.ipynb::claims-alpha-n:d`" in page
+    assert "{glue:text}`02_b.ipynb::claims-beta-two-not-reproduced:d`" in page
+    assert "```{glue} claims-beta-two\n:doc: 02_b.ipynb\n```" in page
+    assert "03_c" not in page and "gamma" not in page
+    assert page.index("01_a") < page.index("02_b")
