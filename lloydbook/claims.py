@@ -15,7 +15,13 @@ shows the chapter's rows and glues them for the Scorecard page::
 
 Glue keys written by :func:`table` for chapter ``c`` (see :func:`glue_keys`): ``claims-c`` (the table, as
 HTML), ``claims-c-n`` (the number of claims) and one count per verdict: ``claims-c-reproduced``,
-``claims-c-partly``, ``claims-c-not-reproduced``, ``claims-c-beyond-the-paper``.
+``claims-c-partly``, ``claims-c-not-reproduced``, ``claims-c-beyond-the-paper``,
+``claims-c-background``.
+
+The verdicts (defined for readers in book/intro.md): "reproduced", "partly", "not reproduced",
+"beyond the paper" (a result the papers do not claim, which the book proves or measures) and
+"background" (a known result from outside the two papers that the book relies on, checked like the rest
+but not a claim of theirs: k-means++'s guarantee, for example).
 
 Statements and values may hold inline math as ``$...$`` (the table writes it as ``\\(...\\)`` for MathJax)
 and code in backticks (shown as code).
@@ -35,7 +41,7 @@ from .glue import glue
 
 __all__ = ["VERDICTS", "Claim", "ClaimsTable", "start", "chapter", "record", "claims", "counts", "glue_keys", "table"]
 
-VERDICTS = ("reproduced", "partly", "not reproduced", "beyond the paper")
+VERDICTS = ("reproduced", "partly", "not reproduced", "beyond the paper", "background")
 
 _ID = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
 _CODE = re.compile(r"`([^`]+)`")

@@ -1,14 +1,19 @@
 """The chapter "What leanness buys" (``book/03_leanness.ipynb``): its bookkeeping, tables and figure.
 
 The chapter times OH against BN (Figure 1 and Table 1 of the Leaner paper) with :mod:`lloydlib.bench`;
-this module holds what turns the results into numbers, tables and the heat maps:
+this module holds what turns the results into numbers, judgements, tables and the heat maps:
 
-- :data:`PAPER_T1`: the paper's Table 1, to compare with;
-- :func:`speedup`, :func:`mem_reduction`, :func:`gain`: BN's advantage in one row of a result, with the
-  noise of a speed-up from :func:`median_and_noise`;
-- :func:`dims_table`, :func:`table1`, :func:`heatmaps`: the tables and Figure 1;
+- :data:`PAPER_T1`, :data:`PAPER_FIG1_MEMORY`: the paper's Table 1 and Figure 1's memory range;
+- :func:`chapter_alpha`: the level of every interval, from the chapter's false-failure budget;
+- :func:`speedup`, :func:`mem_reduction`, :func:`gain`: BN's advantage in one row of a result, a speed-up
+  with its distribution-free interval (:func:`lloydlib.bench.timing.median_interval`);
+- :func:`band`, :func:`judge`, :func:`table1_cells`, :func:`evidence`, :func:`fig1_memory_cells`: cells
+  against the paper, and whether they bear out a verdict;
+- :func:`dims_table`, :func:`table1`, :func:`cells_text`, :func:`heatmaps`: the tables and Figure 1;
+- :func:`figure1_grid`: Figure 1's grid, with repetitions where the claims look;
 - :func:`fast_vs_plain`: how far lloydlib's rearranged layer is from the plain one (Eq. 4);
-- :func:`worst_large_k`, :func:`growth_failures`: what the chapter's claims on Figure 1 examine;
+- :func:`large_k`, :func:`growth_failures`: what the chapter's claims on Figure 1 examine;
+- :func:`step_speedup`: lloydlib's training step against the reference form's, with its interval;
 - :func:`train_step_command`, :func:`run_json`: the ``python -m lloydlib bench train-step`` run;
 - :func:`gpu_values`: the numbers of the GPU results recorded under ``results/``.
 
@@ -20,9 +25,10 @@ from __future__ import annotations
 
 import contextlib
 import json
-import math
+import statistics
 import subprocess
 import sys
+from typing import NamedTuple
 
 import matplotlib.pyplot as plt
 import numpy as np
@@ -30,12 +36,16 @@ import torch
 from IPython.display import Markdown, display
 from matplotlib.colors import TwoSlopeNorm
 
+from lloydlib import bench
+from lloydlib.bench.timing import median_interval, min_reps, paired_ratios
 from lloydlib.embeddings import code_dim
 from lloydlib.model import LearnableTransformer
 
-__all__ = ["PAPER_T1", "IMPLS", "PASSES", "METRICS", "torch_threads", "median_and_noise", "speedup",
-           "mem_reduction", "gain", "dims_table", "table1", "heatmaps", "fast_vs_plain", "worst_large_k",
-           "growth_failures", "train_step_command", "run_json", "gpu_values"]  # fmt: skip
+__all__ = ["PAPER_T1", "PAPER_FIG1_MEMORY", "IMPLS", "PASSES", "T1_PASSES", "METRICS", "FALSE_FAILURE", "OUTLIERS", "BAND",
+           "PARTLY_KS", "Speedup", "torch_threads", "n_intervals", "chapter_alpha", "speedup", "time_ms", "mem_reduction",
+           "gain", "band", "judge", "table1_cells", "evidence", "fig1_memory_cells", "cells_text", "dims_table", "table1",
+           "heatmaps", "figure1_grid", "fast_vs_plain", "large_k", "growth_failures", "step_speedup", "train_step_command", "run_json",
+           "rows_by_k", "gpu_values"]  # fmt: skip
 
 #: Table 1 of the Leaner paper (RTX PRO 3000 Blackwell laptop GPU, n = 1024, 32 tasks, d = 32), per k:
 #: extra dims OH/BN, forward and backward ms OH/BN and speed-up, memory MB OH/BN and reduction in %
@@ -46,12 +56,36 @@ PAPER_T1 = {
     400: dict(dims=(400, 9), fwd=(38.68, 7.89, 4.90), bwd=(66.13, 16.47, 4.02), mem=(1095.60, 531.02, 51.5)),
     1000: dict(dims=(1000, 10), fwd=(193.07, 15.90, 12.14), bwd=(308.28, 32.33, 9.54), mem=(3930.34, 1207.75, 69.3)),
 }
+#: Figure 1's memory gains: "BN shows gains across the board, ranging from +1-15%" (in %)
+PAPER_FIG1_MEMORY = (1.0, 15.0)
 #: the two forms of the layer: implementation name -> how the chapter names it
 IMPLS = {"reference": "reference form", "lloydlib": "lloydlib"}
-#: the timed passes of a row
+#: the timed passes of a row of Figure 1's grid, and of Table 1 (which has no eval column)
 PASSES = ("forward", "backward", "eval")
+T1_PASSES = ("forward", "backward")
 #: Figure 1's columns: metric -> title
 METRICS = {"forward": "forward (train)", "backward": "backward", "memory": "memory", "eval": "forward (eval)"}
+#: the chance that one build of the chapter fails a timing claim that holds (split over its intervals)
+FALSE_FAILURE = 1e-3
+#: wild samples on each side that the intervals of Table 1 and the step leave out (a positive claim
+#: compares an interval's far end with a threshold, and [min, max] would let one wild sample fail it)
+OUTLIERS = 2
+#: a cell of Table 1 agrees with the paper when our value can lie within this factor of the paper's
+BAND = 2.0
+#: the columns of Table 1 that must agree for the verdict "partly" (all of them for "reproduced")
+PARTLY_KS = (100, 400, 1000)
+_COL = {"forward": "fwd", "backward": "bwd", "memory": "mem"}
+
+
+class Speedup(NamedTuple):
+    """BN's speed-up over OH: the median of the per-repetition ratios t_OH / t_BN and its interval."""
+
+    median: float
+    lo: float
+    hi: float
+
+    def __str__(self):
+        return f"{self.median:.2f}x [{self.lo:.2f}, {self.hi:.2f}]"
 
 
 @contextlib.contextmanager
@@ -66,27 +100,130 @@ def torch_threads(n):
         torch.set_num_threads(old)
 
 
-def median_and_noise(r):
-    """Median of ratios r and its noise: the half-width of a box plot's notch, 1.57 IQR / sqrt(len(r))."""
-    q1, med, q3 = np.percentile(r, [25, 50, 75])
-    return float(med), float(1.57 * (q3 - q1) / math.sqrt(len(r)))
+def n_intervals(P):
+    """How many intervals the chapter's timing claims examine at settings ``P``: every Table 1 cell
+    (k, pass, form), OH's times at the largest k (pass, form), the grid's smallest and largest k in every
+    row d (pass, form), and the step."""
+    table1 = (len(P.table1_ks) + 1) * len(T1_PASSES) * len(IMPLS)
+    return table1 + len(P.grid_ds) * 2 * len(PASSES) * len(IMPLS) + 1
 
 
-def speedup(row, metric):
-    """BN's speed-up over OH: median of per-repetition ratios t_OH / t_BN, and its noise."""
-    return median_and_noise(np.array(row["OH"]["samples"][metric]) / np.array(row["BN"]["samples"][metric]))
+def chapter_alpha(P):
+    """The level of every interval: :data:`FALSE_FAILURE` / :func:`n_intervals` (Bonferroni), so that a
+    build fails a true claim with probability below :data:`FALSE_FAILURE`. Raises ValueError when a
+    setting of ``P`` has fewer repetitions than such an interval needs
+    (:func:`lloydlib.bench.timing.min_reps`): Table 1 and the training step, on which claims that an
+    effect exists rest, enough to leave out :data:`OUTLIERS` wild samples on each side."""
+    alpha = FALSE_FAILURE / n_intervals(P)
+    for name in ("table1_reps", "grid_reps", "step_reps"):
+        need = min_reps(alpha, 0 if name == "grid_reps" else OUTLIERS)
+        if P[name] < need:
+            raise ValueError(f"{name} must be >= {need} for intervals at alpha={alpha:.2g}, got {P[name]}")
+    return alpha
 
 
-def mem_reduction(row):
-    """Memory saved by BN, in % of OH's."""
-    return 100.0 * (1.0 - row["BN"]["memory_bytes"] / row["OH"]["memory_bytes"])
+def speedup(row, metric, alpha):
+    """BN's speed-up over OH in ``metric`` (a pass): :class:`Speedup` of the paired ratios, interval at
+    level 1 - ``alpha``."""
+    r = paired_ratios(row["OH"]["samples"][metric], row["BN"]["samples"][metric])
+    return Speedup(statistics.median(r), *median_interval(r, alpha))
+
+
+def time_ms(row, embedding, metric, alpha):
+    """The median time of one embedding's pass in a row, in ms, with its interval at level 1 - ``alpha``:
+    (median, lo, hi)."""
+    t = row[embedding]["samples"][metric]
+    return (statistics.median(t), *median_interval(t, alpha))
+
+
+def mem_reduction(row, accounting="full"):
+    """Memory saved by BN, in % of OH's, in the ``accounting`` "full" or "no_attention" (without the
+    n x n attention matrices, Figure 1's); None when the row has no such measurement."""
+    key = {"full": "memory_bytes", "no_attention": "memory_bytes_no_attention"}[accounting]
+    oh, bn = row["OH"].get(key), row["BN"].get(key)
+    return None if oh is None or bn is None else 100.0 * (1.0 - bn / oh)
 
 
 def gain(row, metric):
-    """Figure 1's quantity: BN's gain over OH in %, 100 (1 - t_BN / t_OH) (or the memory reduction)."""
+    """Figure 1's quantity: BN's gain over OH in %, 100 (1 - t_BN / t_OH) of the median paired ratio, or
+    the memory reduction (without the attention matrices where measured, else the full accounting)."""
     if metric == "memory":
-        return mem_reduction(row)
-    return 100.0 * (1.0 - 1.0 / speedup(row, metric)[0])
+        red = mem_reduction(row, "no_attention")
+        return mem_reduction(row) if red is None else red
+    r = paired_ratios(row["OH"]["samples"][metric], row["BN"]["samples"][metric])
+    return 100.0 * (1.0 - 1.0 / statistics.median(r))
+
+
+def band(paper, kind):
+    """The values that agree with the paper's ``paper``, as (lo, hi). ``kind`` "speedup": within a factor
+    :data:`BAND` of it and on its side of 1 (BN slower for a paper's value below 1, faster above);
+    "memory": within a factor :data:`BAND` of its reduction in % (at most 100)."""
+    lo, hi = paper / BAND, paper * BAND
+    if kind == "memory":
+        return lo, min(hi, 100.0)
+    return (lo, 1.0) if paper < 1 else (max(lo, 1.0), hi)
+
+
+def judge(interval, bnd):
+    """Where an interval (lo, hi) of our value lies against a band (lo, hi): "inside" it, "overlapping"
+    it, or "outside" it (the interval misses the band: our value disagrees beyond noise)."""
+    lo, hi = interval
+    if hi < bnd[0] or lo > bnd[1]:
+        return "outside"
+    return "inside" if bnd[0] <= lo and hi <= bnd[1] else "overlapping"
+
+
+def table1_cells(rows, metric, alpha=None, accounting="no_attention"):
+    """Table 1's cells of ``metric`` ("forward", "backward" or "memory") judged against the paper, for
+    rows {k: row} (the ks of :data:`PAPER_T1` present): [{k, paper, ours, interval, band, status}]. A
+    speed-up's interval is at level 1 - ``alpha``; a memory reduction (``accounting``) is exact, its
+    interval a point."""
+    cells = []
+    for k in sorted(set(rows) & set(PAPER_T1)):
+        paper = PAPER_T1[k][_COL[metric]][2]
+        if metric == "memory":
+            ours = mem_reduction(rows[k], accounting)
+            interval = (ours, ours)
+        else:
+            ours = speedup(rows[k], metric, alpha)
+            interval = (ours.lo, ours.hi)
+        bnd = band(paper, "memory" if metric == "memory" else "speedup")
+        cells.append(dict(k=k, paper=paper, ours=ours, interval=interval, band=bnd, status=judge(interval, bnd)))
+    return cells
+
+
+def evidence(cells, verdict):
+    """Whether Table 1's ``cells`` (of :func:`table1_cells`) bear out ``verdict``, by the chapter's rule: a
+    cell agrees when its interval lies inside its band and disagrees when it misses it. "reproduced" needs
+    every cell to agree; "partly" no cell of :data:`PARTLY_KS` to disagree and some cell not to agree;
+    "not reproduced" some cell of :data:`PARTLY_KS` to disagree."""
+    status = {c["k"]: c["status"] for c in cells}
+    big = all(status[k] != "outside" for k in PARTLY_KS)
+    every = all(s == "inside" for s in status.values())
+    rules = {"reproduced": every, "partly": big and not every, "not reproduced": not big}
+    if verdict not in rules:
+        raise ValueError(f"verdict must be one of {list(rules)}, got {verdict!r}")
+    return rules[verdict]
+
+
+def fig1_memory_cells(rows, accounting="no_attention"):
+    """Figure 1's memory gains cell by cell against the paper's range :data:`PAPER_FIG1_MEMORY` (rounded
+    to whole percent, as the paper states it: [0.5, 15.5)): [{d, k, ours, within}]."""
+    lo, hi = PAPER_FIG1_MEMORY[0] - 0.5, PAPER_FIG1_MEMORY[1] + 0.5
+    out = []
+    for r in rows:
+        red = mem_reduction(r, accounting)
+        out.append(dict(d=r["d"], k=r["k"], ours=red, within=red is not None and lo <= red < hi))
+    return out
+
+
+def cells_text(cells):
+    """One line for a claim's "ours": k, our value and the cell's status, per cell."""
+    parts = []
+    for c in cells:
+        value = f"{c['ours']:.1f}%" if isinstance(c["ours"], float) else str(c["ours"])
+        parts.append(f"k={c['k']}: {value} {c['status']}")
+    return "; ".join(parts)
 
 
 def dims_table(ks):
@@ -99,32 +236,37 @@ def dims_table(ks):
     return dims, Markdown("| k | extra dims OH / BN (ours) | paper (Table 1) |\n|---|---|---|\n" + "\n".join(lines))
 
 
-def table1(tables, ks, unit):
-    """Table 1 as markdown: per k, one line per form (tables: {form name: {k: row}}), then the paper's."""
-    head = (
-        "| k | | forward OH / BN " + unit + " | speed-up | backward OH / BN " + unit + " | speed-up "
-        "| eval OH / BN " + unit + " | speed-up | memory OH / BN MB | reduction |\n" + "|---" * 10 + "|\n"
-    )
+def table1(tables, ks, unit, alpha):
+    """Table 1 as markdown: per k, one line per form (tables: {form name: {k: row}}), then the paper's.
+    Speed-ups are medians of paired ratios with their intervals at level 1 - ``alpha``; memory in MB and
+    BN's reduction, in full and (where measured) without the attention matrices."""
+    passes = [m for m in PASSES if m in next(iter(next(iter(tables.values())).values()))["OH"]["samples"]]
+    head = "| k | | " + " | ".join(f"{m} OH / BN {unit} | speed-up" for m in passes)
+    head += " | memory OH / BN MB | reduction | without attention |\n" + "|---" * (5 + 2 * len(passes)) + "|\n"
     lines = []
     for k in ks:
         for name, rows in tables.items():
             row = rows[k]
             cells = [f"{k}", name]
-            for m in PASSES:
-                s, nz = speedup(row, m)
-                cells += [f"{row['OH'][m]['median_ms']:.1f} / {row['BN'][m]['median_ms']:.1f}", f"{s:.2f}x ± {nz:.2f}"]
+            for m in passes:
+                cells += [
+                    f"{row['OH'][m]['median_ms']:.1f} / {row['BN'][m]['median_ms']:.1f}",
+                    str(speedup(row, m, alpha)),
+                ]
+            na = mem_reduction(row, "no_attention")
             cells += [
                 f"{row['OH']['memory_bytes'] / 2**20:.1f} / {row['BN']['memory_bytes'] / 2**20:.1f}",
                 f"{mem_reduction(row):.1f}%",
+                "not recorded" if na is None else f"{na:.1f}%",
             ]
             lines.append("| " + " | ".join(cells) + " |")
         if k in PAPER_T1:
             p = PAPER_T1[k]
-            lines.append(
-                f"| {k} | *paper (GPU)* | {p['fwd'][0]} / {p['fwd'][1]} | {p['fwd'][2]:.2f}x | "
-                f"{p['bwd'][0]} / {p['bwd'][1]} | {p['bwd'][2]:.2f}x | | | "
-                f"{p['mem'][0]} / {p['mem'][1]} | {p['mem'][2]}% |"
-            )
+            cells = [f"{k}", "*paper (GPU)*"]
+            for m in passes:
+                cells += [f"{p[_COL[m]][0]} / {p[_COL[m]][1]}", f"{p[_COL[m]][2]:.2f}x"] if m in _COL else ["", ""]
+            cells += [f"{p['mem'][0]} / {p['mem'][1]}", f"{p['mem'][2]}%", ""]
+            lines.append("| " + " | ".join(cells) + " |")
     return Markdown(head + "\n".join(lines))
 
 
@@ -151,6 +293,20 @@ def heatmaps(grids, ds, ks, title):
     plt.show()
 
 
+def figure1_grid(P, impl, device):
+    """Figure 1's grid for one form at settings ``P``, as rows of ``lloydlib.bench.grid`` sorted by (d, k).
+
+    The columns the claims examine (the smallest and largest k) get ``P.grid_reps`` timed repetitions
+    each, enough for their intervals; the columns between, shown only in the heat maps and the memory
+    claims, get ``P.grid_map_reps``."""
+    ks = sorted(P.grid_ks)
+    common = dict(n=P.n, batch=P.grid_batch, warmup=P.grid_warmup, impl=impl, clock=P.clock, device=device)
+    rows = bench.grid(P.grid_ds, [ks[0], ks[-1]], reps=P.grid_reps, **common)["rows"]
+    if len(ks) > 2:
+        rows += bench.grid(P.grid_ds, ks[1:-1], reps=P.grid_map_reps, **common)["rows"]
+    return sorted(rows, key=lambda r: (r["d"], r["k"]))
+
+
 def fast_vs_plain(X, C, embedding, *, seed=2):
     """Largest deviation between ``LearnableTransformer`` in its fast and its plain form (Eq. 4 head by
     head), from the same weights (drawn with ``seed``), on points X (batch, n, d) and centers C (batch, k, d):
@@ -171,45 +327,50 @@ def fast_vs_plain(X, C, embedding, *, seed=2):
     return float((outs[0] - outs[1]).abs().max()), float((grads[0] - grads[1]).abs().max() / grads[1].abs().max())
 
 
-def worst_large_k(table1_rows, grid_rows, ks):
-    """Every measurement with k >= 100 as (impl, row, pass), over both forms, Figure 1's grid and Table 1's
-    ``ks``; and the one whose speed-up plus noise is smallest: (worst, all of them)."""
-    big = [
-        (impl, r, m)
-        for impl in IMPLS
-        for r in list(grid_rows[impl]) + [table1_rows[impl][k] for k in ks]
-        for m in PASSES
-        if r["k"] >= 100
-    ]
-    worst = min(big, key=lambda t: speedup(t[1], t[2])[0] + speedup(t[1], t[2])[1])
-    return worst, big
+def large_k(table1_rows, grid_rows, ks, alpha):
+    """Every speed-up with k >= 100 over both forms, Figure 1's grid and Table 1's ``ks``, as
+    (impl, row, pass, :class:`Speedup`): (the one whose interval reaches highest below 1 first, i.e. the
+    smallest upper end, all of them)."""
+    big = []
+    for impl in IMPLS:
+        for r in list(grid_rows[impl]) + [table1_rows[impl][k] for k in ks]:
+            if r["k"] >= 100:
+                big += [(impl, r, m, speedup(r, m, alpha)) for m in PASSES if m in r["OH"]["samples"]]
+    return min(big, key=lambda t: t[3].hi), big
 
 
-def growth_failures(table1_rows, grid_rows, table1_ks, grid_ds, grid_ks):
-    """Where BN's speed-up falls with k beyond the noise, per form and pass: along Table 1 a speed-up
-    below the previous one less both noises, a last speed-up not beyond the first plus both noises, and
-    in a row d of the grid a speed-up at the largest k below that at the smallest less both noises.
-    Returns (failures as text, Table 1's forward speed-ups per form as text)."""
+def growth_failures(table1_rows, grid_rows, table1_ks, grid_ds, grid_ks, alpha):
+    """Where BN's speed-up falls with k beyond noise, per form and pass (intervals at level 1 - ``alpha``):
+    along Table 1 an interval wholly below the previous k's, a last k whose interval does not lie wholly
+    above the first k's, and in a row d of the grid an interval at the largest k wholly below that at the
+    smallest. Returns (failures as text, Table 1's forward speed-ups per form as text)."""
     failures, summary = [], []
     for impl in IMPLS:
         for m in PASSES:
-            s = [speedup(table1_rows[impl][k], m) for k in table1_ks]
-            for (k1, a), (k2, b) in zip(zip(table1_ks, s), zip(table1_ks[1:], s[1:])):
-                if b[0] < a[0] - (a[1] + b[1]):
-                    failures.append(f"{impl} {m}: k={k1} {a[0]:.2f}±{a[1]:.2f} > k={k2} {b[0]:.2f}±{b[1]:.2f}")
-            if not s[-1][0] > s[0][0] + s[0][1] + s[-1][1]:
-                failures.append(f"{impl} {m}: k={table1_ks[-1]} not beyond k={table1_ks[0]}")
+            if m in table1_rows[impl][table1_ks[0]]["OH"]["samples"]:
+                s = [speedup(table1_rows[impl][k], m, alpha) for k in table1_ks]
+                for (k1, a), (k2, b) in zip(zip(table1_ks, s), zip(table1_ks[1:], s[1:])):
+                    if b.hi < a.lo:
+                        failures.append(f"{impl} {m}: k={k1} {a} above k={k2} {b}")
+                if not s[-1].lo > s[0].hi:
+                    failures.append(f"{impl} {m}: k={table1_ks[-1]} {s[-1]} not above k={table1_ks[0]} {s[0]}")
+                if m == "forward":
+                    summary.append(f"{s[0].median:.2f}x to {s[-1].median:.2f}x ({IMPLS[impl]})")
             by = {(r["d"], r["k"]): r for r in grid_rows[impl]}
             for d in grid_ds:
-                lo, hi = speedup(by[d, min(grid_ks)], m), speedup(by[d, max(grid_ks)], m)
-                if hi[0] < lo[0] - (lo[1] + hi[1]):
-                    failures.append(
-                        f"{impl} {m}: d={d} k={max(grid_ks)} {hi[0]:.2f}±{hi[1]:.2f} < "
-                        f"k={min(grid_ks)} {lo[0]:.2f}±{lo[1]:.2f}"
-                    )
-            if m == "forward":
-                summary.append(f"{s[0][0]:.2f}x to {s[-1][0]:.2f}x ({IMPLS[impl]})")
+                lo, hi = speedup(by[d, min(grid_ks)], m, alpha), speedup(by[d, max(grid_ks)], m, alpha)
+                if hi.hi < lo.lo:
+                    failures.append(f"{impl} {m}: d={d} k={max(grid_ks)} {hi} below k={min(grid_ks)} {lo}")
     return failures, summary
+
+
+def step_speedup(result, alpha, clock="cpu"):
+    """lloydlib's step against the reference form's in a ``bench train-step`` result: :class:`Speedup` of
+    the paired ratios t_reference / t_lloydlib on ``clock`` ("cpu": process CPU time, "wall": wall clock),
+    interval at level 1 - ``alpha``."""
+    key = {"cpu": "cpu_samples_ms", "wall": "samples_ms"}[clock]
+    r = paired_ratios(result[key]["reference"], result[key]["lloydlib"])
+    return Speedup(statistics.median(r), *median_interval(r, alpha))
 
 
 def train_step_command(P, device):
@@ -228,13 +389,19 @@ def run_json(cmd):
     return json.loads(subprocess.run(cmd, check=True, capture_output=True, text=True).stdout)
 
 
-def gpu_values(t1, grid, steps):
+def rows_by_k(result):
+    """The rows of a Table 1 result (``bench.grid`` over one d) as {k: row}."""
+    return {r["k"]: r for r in result["rows"]}
+
+
+def gpu_values(t1, grid, steps, alpha):
     """Show the GPU results recorded under ``results/`` and return the values the chapter's text quotes.
 
-    ``t1``: {impl: Table 1 result}, ``grid``: {impl: grid result}, ``steps``: train-step results. Returns
-    {key: value} for the keys "name", "grid-range", "step" and "<fwd|bwd|mem|oh-fwd-ms>-<impl>" that
-    were recorded (all of them when Table 1 is recorded for both forms), after printing where they come
-    from and displaying Table 1 and the grid's heat maps.
+    ``t1``: {impl: Table 1 result}, ``grid``: {impl: grid result}, ``steps``: train-step results; speed-up
+    intervals at level 1 - ``alpha``. Returns {key: value} for the keys "name", "grid-range",
+    "grid-memory", "step" and "<fwd|bwd|mem|oh-fwd-ms>-<impl>" that were recorded (all of them when
+    Table 1 is recorded for both forms), after printing where they come from and displaying Table 1 and
+    the grid's heat maps.
     """
     gv = {}
     if not t1 or not all(i in t1 for i in IMPLS):
@@ -243,22 +410,24 @@ def gpu_values(t1, grid, steps):
     hw = t1["lloydlib"]["hardware"]
     gv["name"] = f"{hw['gpu']} (CUDA {hw['cuda']}, torch {hw['torch']})"
     print(f"recorded on {gv['name']}: " + ", ".join(r["file"] for r in [*t1.values(), *grid.values(), *steps]))
-    rows = {i: {r["k"]: r for r in t1[i]["rows"]} for i in IMPLS}
+    rows = {i: rows_by_k(t1[i]) for i in IMPLS}
     ks = t1["lloydlib"]["config"]["ks"]
-    display(table1({IMPLS[i] + " (GPU)": rows[i] for i in IMPLS}, ks, "ms"))
+    display(table1({IMPLS[i] + " (GPU)": rows[i] for i in IMPLS}, ks, "ms", alpha))
     for i in IMPLS:
         top = rows[i][max(ks)]
-        gv[f"fwd-{i}"], gv[f"bwd-{i}"] = speedup(top, "forward")[0], speedup(top, "backward")[0]
+        gv[f"fwd-{i}"], gv[f"bwd-{i}"] = speedup(top, "forward", alpha).median, speedup(top, "backward", alpha).median
         gv[f"mem-{i}"], gv[f"oh-fwd-ms-{i}"] = mem_reduction(top), top["OH"]["forward"]["median_ms"]
     if "lloydlib" in grid:
         cfg, grid_rows = grid["lloydlib"]["config"], grid["lloydlib"]["rows"]
         heatmaps(
             {"lloydlib on the GPU": grid_rows}, cfg["ds"], cfg["ks"],
-            f"BN's gain over OH in %, {hw['gpu']}, n={cfg['n']}, {cfg['batch']} tasks, median of "
-            f"{cfg['reps']} repetitions, wall clock",
+            f"BN's gain over OH in % (memory: full accounting), {hw['gpu']}, n={cfg['n']}, {cfg['batch']} tasks, "
+            f"median of {cfg['reps']} repetitions, wall clock",
         )  # fmt: skip
         fwd = [gain(r, "forward") for r in grid_rows]
         gv["grid-range"] = f"{min(fwd):+.0f}% to {max(fwd):+.0f}%"
+        mem = [mem_reduction(r) for r in grid_rows]
+        gv["grid-memory"] = f"{min(mem):.1f}% to {max(mem):.1f}%"
     if steps:
         st = steps[0]
         gv["step"] = (

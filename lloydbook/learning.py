@@ -51,18 +51,19 @@ __all__ = [
 
 
 # ----------------------------------------------------------------------------------------- training
-def train_grid(base, *, workers: int = 1, cache: str | Path | None = None, **axes) -> list:
+def train_grid(base, *, workers: int = 1, cache: str | Path | None = None, stack: bool = True, **axes) -> list:
     """Train (or load from the cache) every run of ``training.grid(base, **axes)``; print how many were new.
 
-    ``workers`` training processes run the missing ones; ``cache`` is the cache root (default: the
-    library's, ``$LLOYD_CACHE``, which :func:`lloydbook.book.setup` points at the book's cache). Returns
+    ``workers`` training processes run the missing ones, in stacks of runs that share shapes unless ``stack``
+    is False (experiments that time single runs); ``cache`` is the cache root (default: the library's,
+    ``$LLOYD_CACHE``, which :func:`lloydbook.book.setup` points at the book's cache). Returns
     the runs in the grid's order (the last axis varying fastest).
     """
     cfgs = training.grid(base, **axes)
     dirs = None if cache is None else [cache]
     new = sum(training.lookup(c, dirs) is None for c in cfgs)
     t0 = time.time()
-    runs = training.train_many(cfgs, cache_dir=cache, workers=workers, progress=False)
+    runs = training.train_many(cfgs, cache_dir=cache, workers=workers, progress=False, stack=stack)
     print(f"{len(runs)} runs: {new} trained now, {len(runs) - new} from the cache ({time.time() - t0:.0f} s)")
     return runs
 

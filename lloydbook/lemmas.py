@@ -20,7 +20,7 @@ from lloydlib.tasks import sample_tasks
 
 __all__ = [
     "ARROW", "TERMS", "TERM_NAMES", "log10", "int_ticks", "paper_constants", "table3_agreement",
-    "norm_bound_rows", "table2_rows", "plot_softmax", "gamma_sweep", "plot_slack", "head_slack_rows",
+    "norm_bound_rows", "table2_rows", "plot_softmax", "softmax_region_grid", "softmax_heads", "phi_factor_grid", "gamma_sweep", "plot_slack", "head_slack_rows",
     "h1_rows", "eq170_grid", "theorem1_searches", "theorem1_rows", "print_pair", "plot_phi",
     "lipschitz_measurements", "plot_lipschitz", "plot_training",
 ]  # fmt: skip
@@ -132,6 +132,60 @@ def plot_softmax(sm, ms, deltas) -> None:
     axes[0].legend(fontsize=8)
     fig.suptitle("Lemma I.3: the stated constant against the observed ratio and the sharp constant", y=1.02)
     plt.show()
+
+
+def softmax_region_grid(m_max=512, deltas=None):
+    """Lemma I.3's l1 constant on a dense grid, m = 2..m_max and ``deltas``: is the stated e^delta/m below
+    the exact constant exactly when delta < delta*(m)? Returns (agree, points, failing points); points
+    within 1e-9 (relative) of the boundary are left out. ``deltas`` defaults to 801 values in [0, 8]."""
+    deltas = np.linspace(0.0, 8.0, 801) if deltas is None else deltas
+    ms = np.arange(2, m_max + 1, dtype=float)[:, None]
+    dl = np.asarray(deltas, dtype=float)[None, :]
+    fails = T.softmax_l1_sharp(dl + 0 * ms, ms + 0 * dl) > T.softmax_bound(dl + 0 * ms, ms + 0 * dl)
+    inside = dl < T.softmax_l1_failure_delta(ms)
+    clear = np.abs(dl - T.softmax_l1_failure_delta(ms)) > 1e-9 * (1 + dl)
+    return bool((fails == inside)[clear].all()), int(clear.sum()), int(fails.sum())
+
+
+def softmax_heads(d, k, n, Gamma1, Gamma2, gamma):
+    """Lemma I.3 where Appendix I applies it: per embedding and head (Table 3's quantities), the softmax
+    runs over m' keys with dispersion bound delta (Lemma I.4). Rows [emb, head, m', delta, delta*(m'),
+    exact / stated constant, holds?]; ``holds`` is delta >= delta*(m')."""
+    rows = []
+    for emb in ("OH", "BN"):
+        d_E, D = T.dims(d, k, emb)
+        for mu, (_, mp, rho, rhop) in T.head_quantities(n, k, d, d_E, Gamma2).items():
+            dl = T.delta(rho, rhop, Gamma1, gamma, D)
+            ratio = T.softmax_l1_sharp(dl, mp) / T.softmax_bound(dl, mp)
+            rows.append(
+                [
+                    emb,
+                    mu,
+                    int(mp),
+                    dl,
+                    T.softmax_l1_failure_delta(mp),
+                    ratio,
+                    bool(dl >= T.softmax_l1_failure_delta(mp)),
+                ]
+            )
+    return rows
+
+
+def phi_factor_grid(points=400, seed=62):
+    """phi_sum / phi (Theorem I.1's sum of twelve terms over its four-term maximum) at random settings,
+    drawn like :func:`eq170_grid`: (smallest, largest) over the points where phi is finite."""
+    rng = np.random.default_rng(seed)
+    ratios = []
+    for _ in range(points):
+        k_, n_ = int(rng.integers(2, 40)), int(rng.integers(2, 600))
+        d_ = float(rng.uniform(0.5, 40))
+        dE = d_ + float(rng.uniform(0, 8))
+        D_ = float(rng.uniform(1, 60))
+        g1, g2, ga = (float(x) for x in rng.uniform(0.01, 2, 3))
+        ph = T.phi(n_, k_, d_, dE, D_, g1, g2, ga)
+        if math.isfinite(ph):
+            ratios.append(T.phi_sum(n_, k_, d_, dE, D_, g1, g2, ga) / ph)
+    return min(ratios), max(ratios)
 
 
 def gamma_sweep(lemma, gammas, d_emb, SW, seed):

@@ -4,8 +4,10 @@
    that glued a claims table (``claims-<chapter>``, written by :func:`lloydbook.claims.table`) must have
    that table and its count ``claims-<chapter>-n`` pasted on the Scorecard page; claim ids must be unique
    across the book. Otherwise a warning, which the strict build (``-W``) turns into an error.
-2. The Scorecard's summary table (a MyST ``{table}`` with ``:class: claims-summary``) gets a last row,
-   "Total", summed from the pasted counts: the book-wide numbers are computed, not typed.
+2. The Scorecard's summary table (a MyST ``{table}`` with ``:class: claims-summary``; one column per
+   verdict of :data:`lloydbook.claims.VERDICTS`, then the number of claims, as
+   ``scripts/update_scorecard.py`` writes it) gets a last row, "Total", summed column by column from the
+   pasted counts, whatever their number: the book-wide numbers are computed, not typed.
 3. MathJax on every page: the pasted claims tables are raw HTML that may hold math, and Sphinx would load
    MathJax only on pages with math nodes.
 4. sphinx-thebe's scripts are dropped when thebe is off (``launch_buttons.thebe: false``): they are

@@ -29,8 +29,9 @@ Two forward paths compute the same function:
   ignores the per-query term -||q||^2, so the scores are those of [2q ; 1] against [k ; -||k||^2].
   A point token [x ; 0] has an empty code block, so point queries reduce to [x ; 1] (d + 1 numbers)
   whatever the embedding, and the n x n point self-attention (head 2) averages the points themselves:
-  one call of PyTorch's fused ``scaled_dot_product_attention`` (a flash kernel on CPU and GPU), which
-  never stores the n x n matrix. At ``gamma = inf`` (hardmax, not a softmax) the fast path falls back
+  for large batch x n x n (above ``FUSED_LIMIT`` entries) one call of PyTorch's fused
+  ``scaled_dot_product_attention`` (a flash kernel on CPU and GPU), which never stores the n x n matrix;
+  below, explicit scores, faster for such narrow heads (d + 1 numbers) than a kernel built for wide ones. At ``gamma = inf`` (hardmax, not a softmax) the fast path falls back
   to the reference one; with sparsemax, or with dropout in training mode, head 2 forms its scores
   explicitly. The forward also runs under ``torch.compile`` (input value checks are skipped there).
 """
@@ -57,6 +58,10 @@ from .construction import theorem_weights
 from .embeddings import EMBEDDINGS, cluster_codes, embedding_dim
 
 __all__ = ["LearnableTransformer"]
+
+#: head 2 (points attending to points) stores its (batch, n, n) scores up to this many entries; above, it
+#: runs PyTorch's fused ``scaled_dot_product_attention``, which never stores them
+FUSED_LIMIT = 1 << 20
 
 # torch >= 2.3; older versions cannot be compiling through this check anyway
 _is_compiling = getattr(torch.compiler, "is_compiling", lambda: False)
@@ -259,7 +264,10 @@ class LearnableTransformer(nn.Module):
         Vx2 = self.V[1][:, :d]
         bV2 = 0 if self.bV is None else self.bV[1]
         if self.weighting == "softmax" and not (self.training and self.dropout > 0):
-            PX = F.scaled_dot_product_attention(xt[:, None], kt2[:, None], xt[:, None], scale=scale)[:, 0, :, :d]
+            if X.shape[0] * X.shape[1] ** 2 > FUSED_LIMIT:
+                PX = F.scaled_dot_product_attention(xt[:, None], kt2[:, None], xt[:, None], scale=scale)[:, 0, :, :d]
+            else:  # the fused kernel is built for wide heads: narrow ones are faster with explicit scores
+                PX = torch.softmax(scale * xt @ kt2.transpose(1, 2), dim=-1) @ X
             A2 = PX @ Vx2.T + bV2
         else:
             A2 = self._weights(scale * xt @ kt2.transpose(1, 2)) @ (X @ Vx2.T + bV2)

@@ -3,6 +3,8 @@
 #   bash scripts/record_gpu.sh OUTDIR [TRAIN_SECONDS]
 # 1. the benchmarks of "What leanness buys" at the paper's settings (n=1024, B=32, 10 warm-up and 30 timed
 #    repetitions): the training step, Table 1 for both implementations, and Figure 1's grid;
+#    and many runs stacked against one at a time at the paper's learning settings (d=4, k=6, n=512, B=32,
+#    64 runs in one stack; the one-at-a-time rate from 2 runs), 200 steps each, extrapolated per hour;
 # 2. as much of the paper-scale tau sweep of "Learning one Lloyd step" (d=4, tau 1 and 0.1, OH/BN/NA,
 #    NE/L2, seeds 0-2, n=512, 10,000 steps) as fits in TRAIN_SECONDS (default 240), in one process with one
 #    CPU thread (about 95 s a run on an H200; processes sharing the GPU only slow each other down); the
@@ -28,6 +30,10 @@ for impl in lloydlib reference; do
 done
 echo "== bench grid ($(date +%T))"
 $py -m lloydlib bench grid --device cuda --impl lloydlib --out "$out/grid_gpu_lloydlib.json"
+
+echo "== bench sweep ($(date +%T))"
+$py -m lloydlib bench sweep --device cuda --d 4 --k 6 --n 512 --batch 32 --runs 64 --sequential-runs 2 \
+    --steps 200 --per-hour-steps 10000 --out "$out/sweep_gpu.json"
 
 echo "== train, at most $budget s ($(date +%T))"
 cache=$(mktemp -d)

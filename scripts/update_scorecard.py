@@ -19,9 +19,13 @@ from pathlib import Path
 
 import yaml
 
+from lloydbook.claims import VERDICTS
+
 ROOT = Path(__file__).resolve().parents[1]
 PAGE = ROOT / "book" / "scorecard.md"
-COUNTS = ("reproduced", "partly", "not-reproduced", "beyond-the-paper", "n")
+# one column per verdict of lloydbook.claims (the glue suffixes claims.table writes), then the total
+COUNTS = tuple(v.replace(" ", "-") for v in VERDICTS) + ("n",)
+HEADER = "| Chapter | " + " | ".join(VERDICTS) + " | claims |\n" + "|:---|" + "---:|" * (len(VERDICTS) + 1) + "\n"
 CAPTION = "Claims per chapter and verdict. The last row is summed from the rows above when the book is built."
 
 
@@ -68,10 +72,7 @@ def render(root: Path = ROOT) -> str:
     ]
     sections = [f"### {{doc}}`{Path(nb).stem}`\n\n```{{glue}} claims-{key}\n:doc: {nb}\n```\n" for nb, key in chapters]
     summary = (
-        "## Summary\n\n"
-        f"```{{table}} {CAPTION}\n:class: claims-summary\n\n"
-        "| Chapter | reproduced | partly | not reproduced | beyond the paper | claims |\n"
-        "|:---|---:|---:|---:|---:|---:|\n" + "\n".join(rows) + "\n```\n\n"
+        f"## Summary\n\n```{{table}} {CAPTION}\n:class: claims-summary\n\n" + HEADER + "\n".join(rows) + "\n```\n\n"
     )
     return top + summary + "## The claims, chapter by chapter\n\n" + "\n".join(sections)
 

@@ -15,6 +15,7 @@ from .summaries import SEED_PLATEAU, setting
 
 __all__ = [
     "plot_in_context",
+    "plot_plugin_excess",
     "plot_population_pgd",
     "plot_sgd",
     "plot_noise_floor",
@@ -63,6 +64,30 @@ def plot_in_context(grid: dict, P, ident, orac) -> None:
     fig.suptitle(
         "In-context risks relative to the optimal quantizer (dots: Monte Carlo ± 2 s.e.; dotted: L = ∞)", fontsize=10
     )
+    fig.tight_layout()
+    plt.show()
+
+
+def plot_plugin_excess(excess: dict, bound: float) -> None:
+    """|relative excess risk| of the plug-in scale against L, one line per (d, sigma); ``excess[d, sigma, L] =
+    (e, se, worst)`` from :func:`.summaries.plugin_excess`; a 1/L guide and the stated ``bound``."""
+    fig, ax = plt.subplots(figsize=(5.6, 3.4))
+    cells = sorted({(d, s) for d, s, _ in excess})
+    Ls = sorted({L for _, _, L in excess})
+    for i, (d, s) in enumerate(cells):
+        e = [excess[d, s, L] for L in Ls]
+        ax.errorbar(
+            Ls, [-v[0] for v in e], yerr=[2 * v[1] for v in e], fmt="o-", ms=4, color=f"C{i}", label=f"d={d}, σ={s}"
+        )
+    top = max(-v[0] for v in excess.values())
+    ax.plot(Ls, [top * Ls[0] / L for L in Ls], "k:", lw=1, label="∝ 1/L")
+    ax.hlines(bound, Ls[-1] / 3, Ls[-1] * 1.3, color="k", ls="--", lw=1, label=f"bound at L={Ls[-1]}")
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("prompt length L")
+    ax.set_ylabel("$(R_L(c^*_L) - R(\\hat c))\\,/\\,R_L(c^*_L)$")
+    ax.set_title("Plug-in scale against the best fixed scale (Monte Carlo ± 2 s.e., paired)", fontsize=9)
+    ax.legend(fontsize=7, ncol=2)
     fig.tight_layout()
     plt.show()
 

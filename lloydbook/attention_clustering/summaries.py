@@ -21,7 +21,9 @@ __all__ = [
     "positive",
     "MonteCarloChecks",
     "in_context_cell",
+    "plugin_excess",
     "final",
+    "plateau_level",
     "success",
     "success_at",
     "fitted_rate",
@@ -89,9 +91,32 @@ def in_context_cell(m, d, sigma, L, ident, orac):
     return r, ex
 
 
+def plugin_excess(m, d, sigma, L, ident) -> tuple[float, float, float]:
+    """The identity layer at the plug-in scale ``ac.plugin_scale`` against its closed form at c*_L, paired.
+
+    On the same prompts ``m``, diff = err(c_hat) - err(c*_L) per prompt; returns (e, se, worst) with
+    e = mean(diff) / R_L(c*_L) the relative excess risk (E err(c*_L) = R_L(c*_L) exactly), se its standard
+    error, and worst = max(diff), which is <= 0 up to rounding since c_hat minimises each prompt's error.
+    """
+    c_star = ac.numeric(ident.scale_L, d=d, sigma=sigma, L=L)
+    diff = ac.reconstruction_error(m.X, ac.identity_layer(m.X, ac.plugin_scale(m.X))) - ac.reconstruction_error(
+        m.X, ac.identity_layer(m.X, c_star)
+    )
+    exact = ac.numeric(ident.risk_L_opt, d=d, sigma=sigma, L=L)
+    mean, se = ac.mean_and_se(diff)
+    return mean / exact, se / exact, float(diff.max())
+
+
 def final(res) -> torch.Tensor:
     """The runs' final distances to the centroids, (runs,)."""
     return res.distance[:, -1]
+
+
+def plateau_level(res, tail: float = 1 / 3) -> float:
+    """A run set's plateau: the median distance over its runs and over the records in the last ``tail`` of
+    its iterations (a level over iterations, less noisy than the final distances alone)."""
+    last = float(res.steps[-1])
+    return float(res.distance[:, res.steps >= (1 - tail) * last].median())
 
 
 def success(res, tol: float = 0.1) -> float:

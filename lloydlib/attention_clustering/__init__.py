@@ -21,7 +21,8 @@ Modules, named after what they hold:
   E||x_l - T(X)_l||^2 at finite L and at L = inf;
 * :mod:`.quantizer`: the parameter-free identity-QKV layer T_I(X)_l = c Mhat x_l (the summary's
   "in-context quantization") and the baselines: the optimal quantizer T* = mu_Z, nearest-centroid
-  quantization, PCA;
+  quantization, PCA; and two scales read off the prompt, 1/lambda_max(Mhat) and the plug-in optimal scale
+  tr(Mhat^2)/tr(Mhat^3);
 * :mod:`.sphere`: Riemannian projected gradient descent on the sphere for each head, initialisations on
   the manifold M = {lambda_h perp mu_h', lambda_h perp lambda_h' for h != h'} or on the sphere, and the
   distance to the centroids up to sign and permutation;
@@ -49,6 +50,7 @@ from .quantizer import (
     nearest_centroid_risk,
     optimal_quantizer,
     pca_quantizer,
+    plugin_scale,
 )
 from .sphere import (
     UPDATES,
@@ -82,6 +84,7 @@ __all__ = [
     "nearest_centroid_quantizer",
     "pca_quantizer",
     "adaptive_scale",
+    "plugin_scale",
     "denoising_error",
     "plane_rotation_heads",
     "orthogonality_penalty",

@@ -5,7 +5,9 @@ The identity-QKV layer T_I(X)_l = (c/L) sum_k <x_l, x_k> x_k = c Mhat x_l is R1 
 parameters)" ("Key results"). Baselines (summary, "Experimental setup"): the optimal quantizer
 T*(X)_l = mu_{Z_l} (it knows the labels; risk sigma^2 d) and a PCA estimator, here the projection on the
 top-K eigenvectors of Mhat (reconstructed: book appendix "How the model is reconstructed"); we add
-nearest-centroid quantization with the true centroids.
+nearest-centroid quantization with the true centroids, and two scales read off the prompt (beyond the
+paper): :func:`adaptive_scale` (1/lambda_max(Mhat), unbiased at L = inf) and :func:`plugin_scale`
+(tr(Mhat^2)/tr(Mhat^3), the per-prompt minimiser of the risk, -> c* as L -> inf).
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from .._validate import check_int, check_nonneg, check_points, check_positive, c
 __all__ = [
     "identity_layer",
     "adaptive_scale",
+    "plugin_scale",
     "optimal_quantizer",
     "nearest_centroid_quantizer",
     "pca_quantizer",
@@ -55,6 +58,30 @@ def adaptive_scale(X: torch.Tensor) -> torch.Tensor:
     X = check_points(X)
     Mhat = X.transpose(1, 2) @ X / X.shape[1]
     return 1 / torch.linalg.eigvalsh(Mhat)[:, -1]
+
+
+def plugin_scale(X: torch.Tensor) -> torch.Tensor:
+    """The plug-in optimal scale for :func:`identity_layer`, c_hat = tr(Mhat^2) / tr(Mhat^3), per prompt:
+    X (batch, L, d) -> (batch,), with Mhat = X^T X / L (d, d) the prompt's second moment (beyond the paper).
+
+    A prompt's reconstruction error averaged over its L positions is a quadratic in c,
+    (1/L) sum_l ||x_l - c Mhat x_l||^2 = tr Mhat - 2c tr(Mhat^2) + c^2 tr(Mhat^3), and c_hat is its minimiser:
+    on every prompt the layer at c_hat does at least as well as at any fixed c (c*_L included). As L -> inf,
+    Mhat -> M and c_hat -> tr(M^2) / tr(M^3) = c*, the optimal scale of the L = inf risk. It needs neither
+    sigma nor the centroids: the identity layer at c_hat has no parameter at all. A prompt of zero tokens
+    only (Mhat = 0) has no such minimiser and raises.
+    """
+    X = check_points(X)
+    Mhat = X.transpose(1, 2) @ X / X.shape[1]
+    tr2 = (Mhat * Mhat).sum((1, 2))  # Mhat is symmetric: tr(Mhat^2) = ||Mhat||_F^2
+    tr3 = (Mhat @ Mhat * Mhat).sum((1, 2))
+    zero = torch.nonzero(tr3 <= 0).flatten()
+    if zero.numel():
+        raise ValueError(
+            f"X must have a nonzero token in every prompt (tr(Mhat^3) > 0), got all-zero prompts at batch "
+            f"indices {zero[:5].tolist()}"
+        )
+    return tr2 / tr3
 
 
 def optimal_quantizer(mu: torch.Tensor, Z: torch.Tensor) -> torch.Tensor:

@@ -9,6 +9,7 @@ The modules:
 - :mod:`~lloydlib.bench.memory`: :func:`peak_memory` of a step, on a GPU or a CPU;
 - :mod:`~lloydlib.bench.oh_vs_bn`: :func:`measure_embeddings` and :func:`grid` (Figure 1, Table 1);
 - :mod:`~lloydlib.bench.step`: :func:`train_step`, a whole training step in both forms;
+- :mod:`~lloydlib.bench.sweep`: :func:`sweep`, many runs stacked against one at a time (runs per hour);
 - :mod:`~lloydlib.bench.records`: :func:`recorded`, results written with ``--out`` and read back;
 - :mod:`~lloydlib.bench.cli`: the command line (:func:`main`).
 
@@ -22,6 +23,7 @@ from .oh_vs_bn import FIGURE1_DS, FIGURE1_KS, TABLE1_KS, grid, measure_embedding
 from .records import BENCHMARKS, recorded
 from .reference import IMPLEMENTATIONS, ReferenceTransformer, lloydlib_loss, make_model, reference_loss
 from .step import train_step
+from .sweep import sweep
 from .timing import CLOCKS, summarize
 
 __all__ = [
@@ -40,6 +42,7 @@ __all__ = [
     "measure_embeddings",
     "grid",
     "train_step",
+    "sweep",
     "recorded",
     "main",
 ]

@@ -1,5 +1,6 @@
-"""``python -m lloydlib bench``: OH against BN (Figure 1, Table 1 of the Leaner paper) and lloydlib's
-training step against the reference form, printed as a table or as JSON (``--json``, ``--out FILE``)."""
+"""``python -m lloydlib bench``: OH against BN (Figure 1, Table 1 of the Leaner paper), lloydlib's
+training step against the reference form, and many runs stacked against one at a time, printed as a
+table or as JSON (``--json``, ``--out FILE``)."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from ..embeddings import EMBEDDINGS
 from .oh_vs_bn import FIGURE1_DS, FIGURE1_KS, TABLE1_KS, grid
 from .reference import IMPLEMENTATIONS
 from .step import train_step
+from .sweep import sweep
 from .timing import CLOCKS
 
 __all__ = ["main"]
@@ -46,6 +48,21 @@ def _parser() -> argparse.ArgumentParser:
         action=argparse.BooleanOptionalAction,
         default=True,
         help="torch.compile lloydlib's forward and loss (default: on; --no-compile times the eager step)",
+    )
+
+    w = sub.add_parser("sweep", parents=[common], help="runs per hour: many runs stacked vs one at a time")
+    w.add_argument("--embedding", default="BN", choices=EMBEDDINGS)
+    w.add_argument("--loss", default="L2", choices=("NE", "L2"))
+    for name, default in (("runs", 18), ("d", 4), ("k", 6), ("n", 64), ("batch", 32), ("steps", 300)):
+        w.add_argument(f"--{name}", type=int, default=default)
+    w.add_argument("--sequential-runs", type=int, default=None, help="runs trained one at a time (default: all)")
+    w.add_argument("--workers", type=int, default=2, help="processes of the one-at-a-time form on a CPU")
+    w.add_argument("--per-hour-steps", type=int, default=3000, help="steps of the runs counted per hour")
+    w.add_argument(
+        "--compile",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="torch.compile the stacked step (default: on)",
     )
 
     for name, ds, ks, help_ in (
@@ -120,7 +137,44 @@ def _print_train_step(result: dict) -> None:
         print(f"  torch.compile failed ({result['compile_error']}); the eager step was timed")
 
 
+def _print_sweep(result: dict) -> None:
+    c, load = result["config"], result["load_average"]
+    print(f"# {result['machine']}, {c['torch_threads']} threads")
+    print(
+        f"{c['runs']} runs {c['embedding']}:{c['loss']} d={c['d']} k={c['k']} n={c['n']} batch={c['batch']}, "
+        f"{c['steps']} steps each, rates for runs of {c['per_hour_steps']} steps"
+    )
+    print(f"  stacked        {result['stacked_runs_per_hour']:10.1f} runs/hour ({result['stacked_seconds']:.1f} s)")
+    print(
+        f"  one at a time  {result['sequential_runs_per_hour']:10.1f} runs/hour ({result['sequential_seconds']:.1f} s, "
+        f"{c['sequential_runs']} runs in {c['workers']} processes)"
+    )
+    print(
+        f"  ratio {result['ratio']:.2f}x; {result['ratio_with_compile']:.2f}x with the "
+        f"{result['compile_warmup_seconds']:.1f} s compile warm-up amortised (compiled: {result['compiled']})"
+    )
+    if load["before"] is not None:
+        print(f"  load average {load['before']:.1f} before, {load['after']:.1f} after")
+
+
 def _run(args) -> dict:
+    if args.command == "sweep":
+        return sweep(
+            runs=args.runs,
+            d=args.d,
+            k=args.k,
+            n=args.n,
+            batch=args.batch,
+            embedding=args.embedding,
+            loss=args.loss,
+            steps=args.steps,
+            sequential_runs=args.sequential_runs,
+            workers=args.workers,
+            compile=args.compile,
+            per_hour_steps=args.per_hour_steps,
+            seed=args.seed,
+            device=args.device,
+        )
     if args.command == "train-step":
         return train_step(
             embedding=args.embedding,
@@ -174,6 +228,8 @@ def main(argv: list[str] | None = None) -> int:
         print(json.dumps(result))
     elif args.command == "train-step":
         _print_train_step(result)
+    elif args.command == "sweep":
+        _print_sweep(result)
     else:
         _print_grid(result)
     return 0

@@ -3,19 +3,28 @@
 Timers are ``time.perf_counter`` differences (after ``torch.cuda.synchronize`` on a GPU), or, with
 ``clock="cpu"``, ``time.process_time`` differences: the CPU time of the process, which on a shared
 machine measures the work done rather than the time spent waiting for a core.
+
+Noise: :func:`median_interval` is a distribution-free confidence interval for the median of repeated
+measurements (the sign test's order statistics), which trusts no estimate of spread from a few samples;
+:func:`min_reps` is the number of repetitions it needs for a given false-alarm rate, and
+:func:`paired_ratios` turns two interleaved series of timings into per-repetition ratios, so that a change
+of machine load during the run hits both sides of each ratio alike.
 """
 
 from __future__ import annotations
 
 import contextlib
 import logging
+import math
 import os
 import statistics
 import time
 
 import torch
 
-__all__ = ["CLOCKS", "clock", "summarize", "loadavg", "quiet_logger"]
+from .._validate import check_scalar
+
+__all__ = ["CLOCKS", "clock", "summarize", "loadavg", "quiet_logger", "paired_ratios", "min_reps", "median_interval"]
 
 CLOCKS = ("wall", "cpu")
 
@@ -62,3 +71,55 @@ def quiet_logger(name: str):
         yield
     finally:
         logger.setLevel(old)
+
+
+def paired_ratios(numerators, denominators) -> list[float]:
+    """Per-repetition ratios a_i / b_i of two equally long series of positive timings (e.g. t_OH / t_BN of
+    the same repetition)."""
+    a, b = [float(x) for x in numerators], [float(x) for x in denominators]
+    if len(a) != len(b) or not a:
+        raise ValueError(f"paired_ratios needs two non-empty series of equal length, got {len(a)} and {len(b)}")
+    if min(a + b) <= 0:
+        raise ValueError(f"paired_ratios needs positive timings, got a minimum of {min(a + b)}")
+    return [x / y for x, y in zip(a, b)]
+
+
+def _binom_cdf_half(j: int, m: int) -> float:
+    """P(Bin(m, 1/2) <= j)."""
+    return sum(math.comb(m, i) for i in range(j + 1)) / 2**m
+
+
+def min_reps(alpha: float, outliers: int = 0) -> int:
+    """The fewest samples m for which :func:`median_interval` at level ``alpha`` leaves out the ``outliers``
+    most extreme samples on each side: P(Bin(m, 1/2) <= outliers) <= alpha / 2. With ``outliers=0`` the
+    interval is [min, max] (2 / 2^m <= alpha); with more, that many wild samples on one side cannot move
+    it."""
+    alpha = check_scalar("alpha", alpha, float, min_val=0, max_val=1, include_boundaries="neither")
+    outliers = check_scalar("outliers", outliers, int, min_val=0)
+    m = outliers + 1
+    while _binom_cdf_half(outliers, m) > alpha / 2:
+        m += 1
+    return m
+
+
+def median_interval(samples, alpha: float) -> tuple[float, float]:
+    """Distribution-free two-sided confidence interval for the median of the distribution the samples come
+    from, at level 1 - ``alpha``.
+
+    With x_(1) <= ... <= x_(m) the sorted samples, the interval is [x_(j), x_(m+1-j)] for the largest j with
+    P(Bin(m, 1/2) <= j - 1) <= alpha / 2: the median lies below x_(j) only if fewer than j samples fall
+    below it, which for independent samples of a continuous distribution has probability
+    P(Bin(m, 1/2) <= j - 1), whatever the distribution (the sign test). So the interval misses the median
+    with probability at most ``alpha``, and a check that fails only when the whole interval lies beyond a
+    threshold the true median satisfies fails falsely with probability at most ``alpha`` / 2. Raises
+    ValueError when there are fewer than :func:`min_reps` (alpha) samples.
+    """
+    alpha = check_scalar("alpha", alpha, float, min_val=0, max_val=1, include_boundaries="neither")
+    s = sorted(float(x) for x in samples)
+    m = len(s)
+    if m < min_reps(alpha):
+        raise ValueError(f"median_interval at alpha={alpha:g} needs at least {min_reps(alpha)} samples, got {m}")
+    j = 1
+    while _binom_cdf_half(j, m) <= alpha / 2:
+        j += 1
+    return s[j - 1], s[m - j]

@@ -10,6 +10,7 @@ for an arbitrary-precision number. Arguments are checked (counts >= 1, dimension
 
 * :mod:`~lloydlib.theory.constants`: Lemmas I.1-I.8 and Props. H.1, H.2 (delta, kappa1..kappa5, ...);
 * :mod:`~lloydlib.theory.theorems`: Theorems I.1, I.2 and 3.1 (phi, phi', alpha);
+* :mod:`~lloydlib.theory.softmax`: Lemma I.3's exact l1 constant and failure region, derived with sympy;
 * :mod:`~lloydlib.theory.tables`: Tables 2 and 3 of Appendix I, stored and derived with sympy.
 
 The sandwich. A proved Lipschitz constant L must lie above every observed ratio
@@ -48,12 +49,14 @@ from .constants import (
     smoothing_distance_bound,
     smoothing_gap_bound,
     softmax_bound,
+    softmax_l1_failure_delta,
     softmax_l1_sharp,
 )
 from .head import AttentionSetting, attention_sandwich, dispersion_sandwich, softmax_sandwich
 from .layer import eq4_layer, layer_sandwich, norm_sandwich, one_layer, phi_counterexample
 from .loss import local_lipschitz, loss_sandwich, loss_vector_sandwich, smoothing_distances
 from .sandwich import DTYPE, SandwichResult, norm21, random_spectral
+from .softmax import softmax_l1_derivation
 from .tables import (
     TABLE2_STORED,
     sign_of_derivative,
@@ -87,6 +90,8 @@ __all__ = [
     "delta",
     "softmax_bound",
     "softmax_l1_sharp",
+    "softmax_l1_failure_delta",
+    "softmax_l1_derivation",
     "kappa2",
     "kappa3",
     "kappa4",

@@ -7,6 +7,8 @@ or arrays), sympy (expressions) or mpmath (arbitrary precision); see :func:`~llo
     norm_bounds(d, d_E, Gamma2), head_quantities(...)            Lemma I.1 and Table 3 (Appendix I)
     softmax_bound(delta, m), softmax_l1_sharp(delta, m)          Lemma I.3 (from Li et al. 2023, Lemma B.3),
                                                                  as stated and sharp
+    softmax_l1_failure_delta(m)                                  the delta below which Lemma I.3's l1
+                                                                 constant, as stated, is too small
     delta(rho, rho_p, Gamma1, gamma, d_emb)                      Lemma I.4: (gamma/sqrt(d_emb)) Gamma1^2 (rho+rho')^2
     kappa2(m, rho_p)                                             Lemma I.5: m rho'
     kappa3(m, rho, rho_p, Gamma1, Gamma2, gamma, d_emb)          Lemma I.6
@@ -42,6 +44,7 @@ __all__ = [
     "delta",
     "softmax_bound",
     "softmax_l1_sharp",
+    "softmax_l1_failure_delta",
     "kappa2",
     "kappa3",
     "kappa4",
@@ -150,6 +153,21 @@ def softmax_l1_sharp(B, delta, m):
     """
     E = B.exp(delta)
     return B.where(E >= m - 1, B.half, 2 * E * (m - 1) / (E + m - 1) ** 2)
+
+
+@formula
+def softmax_l1_failure_delta(B, m):
+    """delta*(m) = log(sqrt(2 m (m-1)) - (m-1)) for m >= 3, else 0: Lemma I.3's l1 constant exp(delta)/m,
+    as stated, is smaller than the exact :func:`softmax_l1_sharp` exactly when delta < delta*(m).
+
+    Below the cap (e^delta < m - 1) the exact constant is 2 E (m-1) / (E + m - 1)^2 with E = e^delta, and
+    2 E (m-1) / (E + m - 1)^2 > E / m  <=>  (E + m - 1)^2 < 2 m (m-1)  <=>  E < sqrt(2 m (m-1)) - (m-1);
+    at the cap the exact constant 1/2 is at most E/m, since E/m >= (m-1)/m >= 1/2. For m >= 3,
+    1 < sqrt(2 m (m-1)) - (m-1) < m - 1, so the region is the non-empty 0 <= delta < delta*(m); for
+    m <= 2 it is empty (delta*(2) = 0). :func:`lloydlib.theory.softmax.softmax_l1_derivation` derives
+    all of this with sympy. delta*(m) grows like log((sqrt 2 - 1) m).
+    """
+    return B.log(B.max(B.sqrt(2 * m * (m - 1)) - (m - 1), 1))
 
 
 def scale(B, gamma, d_emb):

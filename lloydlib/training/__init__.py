@@ -4,29 +4,39 @@ One run is one :class:`TrainConfig`; :func:`train` trains it (or loads it from t
 :class:`Run`. The modules:
 
 - :mod:`~lloydlib.training.config`: :class:`TrainConfig`, its cache key, :func:`derive_seed`;
-- :mod:`~lloydlib.training.cache`: the cache root (:func:`cache_dir`), atomic writes, :class:`Run`,
-  :func:`lookup`, :func:`load_runs`, :func:`gpu_results`;
+- :mod:`~lloydlib.training.cache`: the cache root (:func:`cache_dir`), atomic and locked writes
+  (:func:`write_result`), :class:`Run`, :func:`lookup`, :func:`load_runs`, :func:`gpu_results`,
+  :class:`CacheError`;
 - :mod:`~lloydlib.training.loop`: :func:`train`, repeatable and resumable from checkpoints;
-- :mod:`~lloydlib.training.sweep`: :func:`grid`, :func:`train_many`, :func:`command`;
+- :mod:`~lloydlib.training.stacked`: many runs trained as one (:func:`stack_key`, :func:`train_stack`);
+- :mod:`~lloydlib.training.sweep`: :func:`grid`, :func:`train_many` (stacks, on an executor), :func:`command`;
+- :mod:`~lloydlib.training.executors`: where stacks train, ``local`` processes or a ``ray`` cluster;
 - :mod:`~lloydlib.training.stats`: :func:`curves`, :func:`group`, :func:`quartiles`, :func:`iqr_relation`,
   :func:`final_values`;
 - :mod:`~lloydlib.training.cli`: ``python -m lloydlib train --help`` (:func:`main`).
 """
 
-from .cache import Run, cache_dir, gpu_results, load_runs, lookup
+from .cache import CacheError, Run, cache_dir, gpu_results, load_runs, lookup, write_result
 from .cli import main
 from .config import DTYPES, EXECUTION_FIELDS, TrainConfig, derive_seed
+from .executors import EXECUTORS
 from .loop import train
+from .stacked import stack_key, train_stack
 from .stats import curves, final_values, group, iqr_relation, quartiles
 from .sweep import command, grid, train_many
 
 __all__ = [
+    "stack_key",
+    "train_stack",
     "TrainConfig",
     "Run",
     "train",
     "train_many",
     "grid",
     "lookup",
+    "write_result",
+    "CacheError",
+    "EXECUTORS",
     "load_runs",
     "cache_dir",
     "curves",

@@ -4,7 +4,11 @@ A cache root holds ``runs/<key>/`` per run, ``key`` being :meth:`TrainConfig.key
 defines the experiment plus ``lloydlib.__version__``, not the device: a run trained on a GPU can be read
 on a CPU). A finished run is ``result.pt`` (config, weights, history, status, info) with a readable
 ``result.json`` beside it; an unfinished one is ``checkpoint.pt``. Files are written to a temporary name
-and moved into place with ``os.replace``, so a reader never sees half a file.
+and moved into place with ``os.replace``, so a reader never sees half a file; :func:`write_result` holds
+an exclusive lock on ``runs/<key>/.lock`` (``fcntl.flock``) while it writes, and keeps a result already
+there, so two processes that finish the same run at once leave one valid entry. A file that cannot be read
+back (truncated, foreign, of another run) raises :class:`CacheError`, which names the file and says to
+delete it.
 
 The library never guesses a checkout's folders: :func:`cache_dir` is the ``path`` given, else
 ``$LLOYD_CACHE``, else ``~/.cache/lloydlib``. (The book points ``$LLOYD_CACHE`` at its checkout's
@@ -13,22 +17,56 @@ The library never guesses a checkout's folders: :func:`cache_dir` is the ``path`
 
 from __future__ import annotations
 
+import contextlib
+import dataclasses
 import json
 import math
 import os
 import tempfile
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 import torch
 
+import lloydlib
+
 from ..model import LearnableTransformer
 from .config import DTYPES, TrainConfig
 
-__all__ = ["RESULT", "CHECKPOINT", "SUMMARY", "cache_dir", "Run", "build_model", "lookup", "load_runs", "gpu_results"]
+try:  # POSIX; elsewhere the atomic moves alone keep files whole
+    import fcntl
+except ImportError:  # pragma: no cover - Windows
+    fcntl = None
 
-RESULT, CHECKPOINT, SUMMARY = "result.pt", "checkpoint.pt", "result.json"
+__all__ = [
+    "RESULT",
+    "CHECKPOINT",
+    "SUMMARY",
+    "CacheError",
+    "cache_dir",
+    "Run",
+    "build_model",
+    "lookup",
+    "load_runs",
+    "gpu_results",
+    "write_result",
+    "read_checkpoint",
+    "run_lock",
+]
+
+RESULT, CHECKPOINT, SUMMARY, LOCK = "result.pt", "checkpoint.pt", "result.json", ".lock"
+_RESULT_KEYS = {"config", "model", "history", "train_losses", "status", "info"}
+_CHECKPOINT_KEYS = {"key", "model", "optimizer", "step"}
+
+
+class CacheError(RuntimeError):
+    """A file in the cache that cannot be used: the message names it and says to delete it."""
+
+    def __init__(self, path, problem: str):
+        self.path = Path(path)
+        super().__init__(f"cache file {self.path} {problem}; delete it (rm {self.path}) and the run is trained again")
 
 
 def cache_dir(path: str | os.PathLike | None = None) -> Path:
@@ -148,19 +186,40 @@ def lookup(config: TrainConfig, dirs=None) -> Run | None:
     return None
 
 
+def _read(path: Path, required: set, what: str) -> dict:
+    """``torch.load`` of a cache file that must be a dict with keys ``required``; else :class:`CacheError`."""
+    try:
+        blob = torch.load(path, map_location="cpu", weights_only=True)
+    except FileNotFoundError:
+        raise
+    except Exception as e:  # truncated, not a torch file, or a pickle of something foreign
+        raise CacheError(path, f"cannot be read as a lloydlib {what} ({type(e).__name__}: {str(e)[:200]})") from e
+    if not isinstance(blob, dict) or not required <= set(blob):
+        got = sorted(blob) if isinstance(blob, dict) else type(blob).__name__
+        raise CacheError(path, f"is not a lloydlib {what}: expected a dict with keys {sorted(required)}, got {got}")
+    return blob
+
+
 def _load_result(path: Path, config: TrainConfig | None = None) -> Run:
-    blob = torch.load(path, map_location="cpu", weights_only=True)
-    stored = TrainConfig(**blob["config"])
+    blob = _read(path, _RESULT_KEYS, "result")
+    try:
+        stored = TrainConfig(**blob["config"])
+    except (TypeError, ValueError) as e:
+        raise CacheError(path, f"holds a configuration this lloydlib cannot read ({e})") from e
     if config is None:
         config = stored
     elif stored.experiment() != config.experiment():
-        raise RuntimeError(f"cache entry {path} holds a different configuration than its key says; delete it")
+        raise CacheError(path, "holds a different configuration than its key says")
     model = build_model(config).to(DTYPES[config.dtype])
-    model.load_state_dict(blob["model"])
+    try:
+        model.load_state_dict(blob["model"])
+        history = {k: np.asarray(v) for k, v in blob["history"].items()}
+        train_losses = np.asarray(blob["train_losses"], dtype=np.float64)
+        info = dict(blob["info"], cached=True, path=str(path.parent))
+    except Exception as e:
+        raise CacheError(path, f"holds weights or a history of another shape ({type(e).__name__}: {e})") from e
     model.eval()
-    info = dict(blob["info"], cached=True, path=str(path.parent))
-    history = {k: np.asarray(v) for k, v in blob["history"].items()}
-    return Run(config, model, history, np.asarray(blob["train_losses"], dtype=np.float64), blob["status"], info)
+    return Run(config, model, history, train_losses, blob["status"], info)
 
 
 def load_runs(root: str | os.PathLike) -> list[Run]:
@@ -181,3 +240,85 @@ def gpu_results(root: str | os.PathLike) -> list[Path]:
     if not root.is_dir():
         return []
     return sorted(p for p in root.iterdir() if p.is_dir() and any(p.glob(f"runs/*/{RESULT}")))
+
+
+@contextlib.contextmanager
+def run_lock(run_dir: str | os.PathLike):
+    """Hold an exclusive lock on the run folder ``run_dir`` (on the file ``.lock`` in it) while inside.
+
+    Processes (on one machine or on a shared file system with working locks) that write the same run
+    take turns. Where ``fcntl`` is missing (Windows) it locks nothing.
+    """
+    run_dir = Path(run_dir)
+    run_dir.mkdir(parents=True, exist_ok=True)
+    if fcntl is None:  # pragma: no cover
+        yield
+        return
+    with open(run_dir / LOCK, "a+b") as f:
+        fcntl.flock(f.fileno(), fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(f.fileno(), fcntl.LOCK_UN)
+
+
+def _result_blob(run: Run) -> dict:
+    config = run.config
+    info = {k: v for k, v in run.info.items() if k not in ("cached", "path")}
+    info.setdefault("lloydlib", lloydlib.__version__)
+    info.setdefault("key", config.key())
+    info.setdefault("finished", time.strftime("%Y-%m-%dT%H:%M:%S%z"))
+    return dict(
+        config=dataclasses.asdict(config),
+        model={k: v.detach().to("cpu") for k, v in run.model.state_dict().items()},
+        history={k: np.asarray(v).tolist() for k, v in run.history.items()},
+        train_losses=[float(x) for x in np.asarray(run.train_losses).ravel()],
+        status=run.status,
+        info=info,
+    )
+
+
+def write_result(root: str | os.PathLike, run: Run) -> Path:
+    """Store the finished ``run`` under the cache root ``root``; returns its folder ``root/runs/<key>``.
+
+    Writes ``result.json`` (everything but the weights, plus ``"lloydlib"``: the version) and then
+    ``result.pt`` (config as a dict, CPU weights, history as lists, ``train_losses``, ``status``,
+    ``info`` without ``cached`` and ``path``), each atomically, then drops the run's checkpoint. Under
+    :func:`run_lock`: when a readable result of the same configuration is already there (another
+    process finished the run first) it is kept as it is; one that cannot be read is replaced.
+    """
+    if not isinstance(run, Run):
+        raise TypeError(f"run must be a Run, got {type(run).__name__}")
+    if run.status not in ("done", "diverged"):
+        raise ValueError(f"run must be finished (status 'done' or 'diverged'), got status {run.status!r}")
+    run_dir = cache_dir(root) / "runs" / run.config.key()
+    with run_lock(run_dir):
+        result = run_dir / RESULT
+        if result.exists():
+            try:
+                _load_result(result, run.config)
+                return run_dir  # written by another process: keep the first
+            except CacheError:
+                pass  # unreadable: replace it with this run
+        blob = _result_blob(run)
+        save_json(
+            run_dir / SUMMARY, {k: v for k, v in blob.items() if k != "model"} | {"lloydlib": blob["info"]["lloydlib"]}
+        )
+        save_torch(result, blob)
+        (run_dir / CHECKPOINT).unlink(missing_ok=True)
+    return run_dir
+
+
+def read_checkpoint(path: str | os.PathLike, config: TrainConfig) -> dict | None:
+    """The checkpoint at ``path`` of the run ``config`` (a dict with at least ``key``, ``model``,
+    ``optimizer``, ``step``), or None when there is none. A truncated or foreign file, or the checkpoint of
+    another run, raises :class:`CacheError` naming the file.
+    """
+    path = Path(path)
+    try:
+        blob = _read(path, _CHECKPOINT_KEYS, "checkpoint")
+    except FileNotFoundError:  # none, or the run finished in another process, which dropped it
+        return None
+    if blob["key"] != config.key():
+        raise CacheError(path, f"is the checkpoint of run {blob['key']!r}, not of {config.key()!r} ({config.label()})")
+    return blob

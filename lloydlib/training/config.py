@@ -23,7 +23,7 @@ from ..embeddings import EMBEDDINGS
 from ..losses import REGULARIZERS
 from ..tasks import FAMILIES, INITS
 
-__all__ = ["DTYPES", "EXECUTION_FIELDS", "TrainConfig", "derive_seed"]
+__all__ = ["DTYPES", "EXECUTION_FIELDS", "TrainConfig", "check_field", "parse_field", "derive_seed"]
 
 #: the floating-point types a run may train in
 DTYPES = {"float32": torch.float32, "float64": torch.float64}
@@ -44,6 +44,15 @@ _INTEGERS = {  # field -> smallest allowed value
 }
 _POSITIVE = ("tau", "lr", "scale", "gamma")
 _FLAGS = ("isotropic", "equal_weights", "bias", "fast", "plateau")
+_CHOICES = {
+    "embedding": EMBEDDINGS,
+    "loss": REGULARIZERS,
+    "family": FAMILIES,
+    "init": INITS,
+    "weighting": WEIGHTINGS,
+    "dtype": DTYPES,
+}
+_TRUE, _FALSE = ("1", "true", "yes", "on"), ("0", "false", "no", "off")
 
 
 @dataclass(frozen=True)
@@ -94,35 +103,10 @@ class TrainConfig:
     checkpoint_every: int = 500
 
     def __post_init__(self):
-        def put(name, value):  # a frozen dataclass stores its normalised fields this way
-            object.__setattr__(self, name, value)
-
-        for name, minimum in _INTEGERS.items():
-            put(name, check_int(name, getattr(self, name), minimum))
+        for f in fields(self):  # a frozen dataclass stores its normalised fields this way
+            object.__setattr__(self, f.name, check_field(f.name, getattr(self, f.name)))
         if self.k > self.n:
             raise ValueError(f"k must be <= n (each task needs at least k points), got k={self.k} and n={self.n}")
-        check_choice("embedding", self.embedding, EMBEDDINGS)
-        check_choice("loss", self.loss, REGULARIZERS)
-        check_choice("family", self.family, FAMILIES)
-        check_choice("init", self.init, INITS)
-        check_choice("weighting", self.weighting, WEIGHTINGS)
-        check_choice("dtype", self.dtype, DTYPES)
-        for name in _POSITIVE:
-            put(name, check_positive(name, getattr(self, name)))
-        put(
-            "plateau_factor",
-            check_scalar("plateau_factor", self.plateau_factor, min_val=0, max_val=1, include_boundaries="neither"),
-        )
-        put(
-            "dropout",
-            check_scalar("dropout", self.dropout, numbers.Real, min_val=0, max_val=1, include_boundaries="left"),
-        )
-        if self.clip is not None:
-            put("clip", check_positive("clip", self.clip))
-        for name in _FLAGS:
-            check_bool(name, getattr(self, name))
-        if not isinstance(self.device, str):
-            raise TypeError(f"device must be a string such as 'auto', 'cpu' or 'cuda', got {self.device!r}")
 
     def replace(self, **changes) -> TrainConfig:
         """A copy with some fields changed (validated like a new config)."""
@@ -147,6 +131,67 @@ class TrainConfig:
             f"{self.embedding}:{self.loss} d={self.d} k={self.k} n={self.n} tau={self.tau:g} "
             f"lr={self.lr:g} seed={self.seed}"
         )
+
+
+def check_field(name: str, value):
+    """``value`` checked (and normalised: ints to int, reals to float) as the field ``name`` of
+    :class:`TrainConfig`, on its own: the checks between fields (``k <= n``) are the config's. Errors name
+    the field, what it expects and what came; an unknown ``name`` is a TypeError listing the fields."""
+    check_field_name(name)
+    if isinstance(value, (list, tuple, dict, set)):
+        raise TypeError(f"{name} must be a single value, got {type(value).__name__} {value!r}")
+    if name in _INTEGERS:
+        return check_int(name, value, _INTEGERS[name])
+    if name in _CHOICES:
+        return check_choice(name, value, _CHOICES[name])
+    if name in _POSITIVE:
+        return check_positive(name, value)
+    if name in _FLAGS:
+        return check_bool(name, value)
+    if name == "plateau_factor":
+        return check_scalar(name, value, min_val=0, max_val=1, include_boundaries="neither")
+    if name == "dropout":
+        return check_scalar(name, value, numbers.Real, min_val=0, max_val=1, include_boundaries="left")
+    if name == "clip":
+        return None if value is None else check_positive(name, value)
+    if not isinstance(value, str):  # device
+        raise TypeError(f"{name} must be a string such as 'auto', 'cpu' or 'cuda', got {value!r}")
+    return value
+
+
+def parse_field(name: str, text: str):
+    """The value of field ``name`` of :class:`TrainConfig` written as ``text`` (as on a command line), checked
+    with :func:`check_field`: integers, reals, ``true``/``false`` for flags, ``none`` for no ``clip``."""
+    if not isinstance(text, str):
+        raise TypeError(f"text must be a string, got {type(text).__name__}")
+    default = getattr(TrainConfig(), check_field_name(name))
+    t = text.strip()
+    try:
+        if name == "clip" and t.lower() in ("none", "off"):
+            value = None
+        elif isinstance(default, bool):
+            if t.lower() not in _TRUE + _FALSE:
+                raise ValueError
+            value = t.lower() in _TRUE
+        elif isinstance(default, int):
+            value = int(t)
+        elif isinstance(default, float) or name == "clip":
+            value = float(t)
+        else:
+            value = t
+    except ValueError:
+        kind = {bool: "true or false", int: "an integer"}.get(type(default), "a real number")
+        extra = " or none" if name == "clip" else ""
+        raise ValueError(f"{name} must be {kind}{extra}, got {text!r}") from None
+    return check_field(name, value)
+
+
+def check_field_name(name: str) -> str:
+    """``name`` if :class:`TrainConfig` has such a field; a TypeError listing the fields otherwise."""
+    names = [f.name for f in fields(TrainConfig)]
+    if name not in names:
+        raise TypeError(f"TrainConfig has no field {name!r}; fields: {names}")
+    return name
 
 
 def derive_seed(seed: int, *stream) -> int:

@@ -19,7 +19,6 @@ Finished runs are cached (:mod:`lloydlib.training.cache`): a run asked for again
 
 from __future__ import annotations
 
-import dataclasses
 import math
 import os
 import sys
@@ -35,7 +34,7 @@ from .. import hardware
 from .._validate import check_int
 from ..losses import kmeans_loss, lloyd_baseline, smoothed_loss
 from ..tasks import sample_tasks
-from .cache import CHECKPOINT, RESULT, SUMMARY, Run, build_model, cache_dir, lookup, save_json, save_torch
+from .cache import CHECKPOINT, Run, build_model, cache_dir, lookup, read_checkpoint, save_torch, write_result
 from .config import DTYPES, TrainConfig, derive_seed
 
 __all__ = ["train"]
@@ -173,8 +172,8 @@ def _train(config, run_dir, device, dtype, progress, stop_at) -> Run:
     status, diverged_at = "done", None
 
     ckpt_path = run_dir / CHECKPOINT
-    if ckpt_path.exists():
-        ck = torch.load(ckpt_path, map_location="cpu", weights_only=True)
+    ck = read_checkpoint(ckpt_path, config)  # a truncated or foreign file raises CacheError naming it
+    if ck is not None:
         if ck["key"] == config.key():
             model.load_state_dict(ck["model"])
             opt.load_state_dict(ck["optimizer"])
@@ -269,13 +268,12 @@ def _train(config, run_dir, device, dtype, progress, stop_at) -> Run:
     return _finish(config, run_dir, model.eval(), run, status, diverged_at, device, machine)
 
 
-def _finish(config, run_dir, model, run: _State, status, diverged_at, device, machine) -> Run:
-    """Write the finished run into ``run_dir`` (``result.pt``, ``result.json``), drop its checkpoint."""
-    version = lloydlib.__version__
+def finished_run(config, model, run: _State, status, diverged_at, device, machine) -> Run:
+    """The finished :class:`Run` (not written anywhere) of ``config`` trained to ``run``'s state."""
     info = dict(
         device=str(device),
         hardware=machine,
-        lloydlib=version,
+        lloydlib=lloydlib.__version__,
         seconds=run.wall,
         cpu_seconds=run.cpu,
         resumed_from=run.resumed_from,
@@ -284,18 +282,12 @@ def _finish(config, run_dir, model, run: _State, status, diverged_at, device, ma
         finished=time.strftime("%Y-%m-%dT%H:%M:%S%z"),
     )
     history = _history_arrays(run.rows)
-    state = {k: v.detach().to("cpu") for k, v in model.state_dict().items()}
-    blob = dict(
-        config=dataclasses.asdict(config),
-        model=state,
-        history={k: v.tolist() for k, v in history.items()},
-        train_losses=run.train_losses,
-        status=status,
-        info=info,
-    )
-    save_json(run_dir / SUMMARY, {k: v for k, v in blob.items() if k != "model"} | {"lloydlib": version})
-    save_torch(run_dir / RESULT, blob)
-    ckpt_path = run_dir / CHECKPOINT
-    if ckpt_path.exists():
-        ckpt_path.unlink()
-    return Run(config, model, history, np.array(run.train_losses), status, dict(info, cached=False, path=str(run_dir)))
+    return Run(config, model, history, np.array(run.train_losses), status, dict(info, cached=False))
+
+
+def _finish(config, run_dir, model, run: _State, status, diverged_at, device, machine) -> Run:
+    """Write the finished run into ``run_dir`` (``result.pt``, ``result.json``), drop its checkpoint."""
+    result = finished_run(config, model, run, status, diverged_at, device, machine)
+    path = write_result(run_dir.parent.parent, result)
+    result.info["path"] = str(path)
+    return result

@@ -1,23 +1,23 @@
-"""Many runs at once: the grids of configs a chapter sweeps, training them (in parallel processes on a
-CPU), and the ``python -m lloydlib train`` command line that trains the same grid."""
+"""Many runs at once: the grids of configs a chapter sweeps, training them in stacks (in this process, in
+parallel processes, or on a Ray cluster), and the ``python -m lloydlib train`` command line of a grid."""
 
 from __future__ import annotations
 
 import itertools
-import multiprocessing as mp
+import math
 import os
 import sys
 from dataclasses import fields
 
-import torch
 from tqdm import tqdm
 
-from .._validate import check_int
+from .._validate import check_bool, check_choice, check_int
 from .cache import Run, cache_dir, lookup
-from .config import TrainConfig
-from .loop import train
+from .config import DTYPES, TrainConfig, check_field
+from .executors import EXECUTORS, execute
+from .stacked import stack_key
 
-__all__ = ["grid", "train_many", "command"]
+__all__ = ["MAX_STACK", "STACK_BYTES", "grid", "plan", "stack_limit", "train_many", "command"]
 
 _cache_root = cache_dir  # ``train_many``'s argument ``cache_dir`` hides the function of that name
 
@@ -36,13 +36,23 @@ def grid(base: TrainConfig | None = None, **axes) -> list[TrainConfig]:
     for name, v in zip(names, values):
         if not v:
             raise ValueError(f"axis {name!r} of the grid is empty")
+        for value in v:
+            check_field(name, value)  # names the field, even where the product would not reach the value
     return [base.replace(**dict(zip(names, combo))) for combo in itertools.product(*values)]
 
 
-def _worker(args) -> str:
-    config, root, threads = args
-    torch.set_num_threads(threads)
-    return train(config, cache_dir=root, progress=False).status
+#: the most runs one stack holds
+MAX_STACK = 64
+#: about the most memory (bytes) one stack's attention scores, weights and their gradients may take
+STACK_BYTES = 2**30
+
+
+def stack_limit(config: TrainConfig) -> int:
+    """How many runs like ``config`` one stack may hold: :data:`MAX_STACK`, fewer when their attention
+    (``batch`` x n x (n + k) scores a run, about 4 such tensors with gradients) would pass :data:`STACK_BYTES`."""
+    itemsize = DTYPES[config.dtype].itemsize
+    per_run = 4 * config.batch * config.n * (config.n + config.k) * itemsize
+    return max(1, min(MAX_STACK, STACK_BYTES // per_run))
 
 
 def _cost(config: TrainConfig) -> int:
@@ -50,39 +60,71 @@ def _cost(config: TrainConfig) -> int:
     return config.steps * config.n * (config.n + config.k) * (config.d + config.k)
 
 
-def train_many(
-    configs, *, cache_dir: str | os.PathLike | None = None, progress: bool = True, workers: int = 1
-) -> list[Run]:
-    """Train (or load) every config; returns runs in the order given.
+def plan(configs, workers: int = 1) -> list[list[TrainConfig]]:
+    """The stacks that train ``configs``: configs with one :func:`stack_key`, in the order given, cut into
+    pieces of at most :func:`stack_limit` runs and, while there are fewer than ``workers`` pieces in all
+    and runs enough, into more equal pieces; longest stacks first (so parallel workers finish together).
+    Depends only on ``configs`` and ``workers``, never on the executor: a sweep stacks the same way
+    everywhere."""
+    workers = check_int("workers", workers, 1)
+    groups: dict[tuple, list[TrainConfig]] = {}
+    for c in configs:
+        groups.setdefault(stack_key(c), []).append(c)
+    total = sum(len(g) for g in groups.values())
+    stacks = []
+    for g in groups.values():
+        share = max(1, math.ceil(workers * len(g) / max(total, 1)))  # this group's share of the workers
+        pieces = max(math.ceil(len(g) / stack_limit(g[0])), min(share, len(g)))
+        size = math.ceil(len(g) / pieces)
+        stacks += [g[i : i + size] for i in range(0, len(g), size)]
+    return sorted(stacks, key=lambda s: len(s) * _cost(s[0]), reverse=True)
 
-    Runs already in the cache are loaded. With ``workers`` > 1 the missing runs train in that many
-    processes, each with ``torch threads // workers`` threads (small models on a CPU train faster as
-    independent processes than as one multi-threaded one); the results are then read from the cache.
+
+def train_many(
+    configs,
+    *,
+    cache_dir: str | os.PathLike | None = None,
+    progress: bool = True,
+    workers: int = 1,
+    executor: str = "local",
+    address: str | None = None,
+    stack: bool = True,
+) -> list[Run]:
+    """Train (or load) every config; returns runs in the order given, each as :func:`lookup` reads it.
+
+    Runs already in the cache root (``cache_dir``, default :func:`lloydlib.training.cache_dir`) are
+    loaded; the missing ones are grouped into stacks (:func:`plan`), which train together
+    (:func:`~lloydlib.training.stacked.train_stack`) and land in the cache exactly as :func:`train` writes
+    them. ``executor`` "local" trains the stacks in this process, or in ``workers`` processes;
+    "ray" makes each stack a Ray task on the cluster at ``address`` (None: a new local Ray instance;
+    "auto": the cluster this machine belongs to), and ``workers`` is then the fewest tasks the sweep
+    is cut into. See :mod:`lloydlib.training.executors`. ``stack=False`` trains every run alone (a stack of
+    one), for experiments that time single runs: a stacked run's ``wall_time`` is its whole stack's.
     """
     configs = list(configs)
     for i, c in enumerate(configs):
         if not isinstance(c, TrainConfig):
             raise TypeError(f"configs[{i}] must be a TrainConfig, got {type(c).__name__}")
     workers = check_int("workers", workers, 1)
+    check_choice("executor", executor, EXECUTORS)
+    if address is not None and executor != "ray":
+        raise ValueError(f"address is for executor 'ray' only, got address={address!r} with executor {executor!r}")
+    check_bool("progress", progress)
+    check_bool("stack", stack)
     root = _cache_root(cache_dir)
     missing = list({c.key(): c for c in configs if lookup(c, [root]) is None}.values())
-    missing.sort(key=_cost, reverse=True)  # longest first, so that parallel workers finish together
-    bar = None
-    if progress and missing:
-        bar = tqdm(total=len(missing), desc=f"training {len(missing)} of {len(configs)} runs", file=sys.stderr)
-    if workers > 1 and len(missing) > 1:
-        threads = max(1, torch.get_num_threads() // workers)
-        with mp.get_context("spawn").Pool(min(workers, len(missing))) as pool:
-            for _ in pool.imap_unordered(_worker, [(c, str(root), threads) for c in missing]):
-                if bar is not None:
-                    bar.update(1)
-    else:
-        for c in missing:
-            train(c, cache_dir=root, progress=False)
+    if missing:
+        stacks = plan(missing, workers) if stack else [[c] for c in sorted(missing, key=_cost, reverse=True)]
+        bar, done = None, None
+        if progress:
+            desc = f"training {len(missing)} of {len(configs)} runs in {len(stacks)} stack(s) ({executor})"
+            bar = tqdm(total=len(missing), desc=desc, file=sys.stderr)
+            done = lambda stack: bar.update(len(stack))
+        try:
+            execute(executor, stacks, root, workers=workers, address=address, done=done)
+        finally:
             if bar is not None:
-                bar.update(1)
-    if bar is not None:
-        bar.close()
+                bar.close()
     return [lookup(c, [root]) for c in configs]
 
 

@@ -70,12 +70,7 @@ def test_first_code_cell_is_the_hidden_bootstrap(path):
     assert cells, f"{path.name} has no code cells"
     boot = cells[0]
     src = source(boot)
-    for needed in (
-        "import lloydlib",
-        "except ModuleNotFoundError",
-        "%pip install",
-        "git+https://github.com/lloydlib/transformers-that-cluster",
-    ):
+    for needed in ('find_spec("lloydbook") is None', "LLOYDLIB_SOURCE", "%pip install"):
         assert needed in src, f"{path.name}: the first code cell must be the Colab bootstrap (missing {needed!r})"
     assert "remove-cell" in boot.get("metadata", {}).get("tags", []), (
         f"{path.name}: the bootstrap cell must be tagged remove-cell"

@@ -32,9 +32,16 @@ def test_record_keeps_rows_in_order_and_counts(chapter):
     claims.record("lloyd-a", **good())
     claims.record("lloyd-b", **good(statement="other", verdict="beyond the paper"))
     claims.record("lloyd-c", **good(statement="third", verdict="not reproduced", paper=0.75, ours=0.5))
+    claims.record("lloyd-d", **good(statement="k-means++ bound", verdict="background"))
     rows = claims.claims()
-    assert [r.id for r in rows] == ["lloyd-a", "lloyd-b", "lloyd-c"]
-    assert claims.counts() == {"reproduced": 1, "partly": 0, "not reproduced": 1, "beyond the paper": 1}
+    assert [r.id for r in rows] == ["lloyd-a", "lloyd-b", "lloyd-c", "lloyd-d"]
+    assert claims.counts() == {
+        "reproduced": 1,
+        "partly": 0,
+        "not reproduced": 1,
+        "beyond the paper": 1,
+        "background": 1,
+    }
     assert rows[2].paper == "0.75" and rows[2].ours == "0.5"
 
 
@@ -143,6 +150,7 @@ def test_glue_keys():
         "partly": "claims-lloyd-partly",
         "not reproduced": "claims-lloyd-not-reproduced",
         "beyond the paper": "claims-lloyd-beyond-the-paper",
+        "background": "claims-lloyd-background",
     }
     with pytest.raises(ValueError):
         claims.glue_keys("Bad Key")
@@ -162,6 +170,7 @@ def test_table_glues_the_table_and_counts(chapter, monkeypatch):
         "claims-lloyd-partly": 1,
         "claims-lloyd-not-reproduced": 0,
         "claims-lloyd-beyond-the-paper": 0,
+        "claims-lloyd-background": 0,
     }
     html = table._repr_html_()
     assert 'class="claims-table mathjax_process"' in html
@@ -169,6 +178,11 @@ def test_table_glues_the_table_and_counts(chapter, monkeypatch):
     assert r"\(L(X, C) \le 1\)" in html and "$" not in html  # inline math for MathJax
     assert "&amp; &lt;b&gt;" in html  # text is escaped
     assert "verdict-partly" in html
+    claims.record("lloyd-c", **good(statement="third", verdict="background"))
+    assert (
+        'class="claim-verdict verdict-background">background<'
+        in claims.ClaimsTable("lloyd", claims.claims())._repr_html_()
+    )
     assert "<code>" not in html.split("</td>", 2)[1]
     assert "lloyd-a" in repr(table) and "partly" in repr(table)
 

@@ -75,6 +75,16 @@ def test_scorecard_totals_appends_the_summed_row():
     assert rows[-1].children[1]["classes"] == ["text-right"]
 
 
+def test_scorecard_totals_sums_every_verdict_column():
+    from lloydbook.claims import VERDICTS
+
+    ncol = len(VERDICTS) + 1  # one count per verdict, then the chapter's number of claims
+    doc, tbody = summary_table([["01_lloyd"] + ["1"] * ncol, ["08_lemmas"] + [str(j) for j in range(ncol)]])
+    sphinx_scorecard.ScorecardTotals(doc).run()
+    last = list(tbody.findall(nodes.row))[-1]
+    assert [e.astext() for e in last.children] == ["Total"] + [str(1 + j) for j in range(ncol)]
+
+
 def test_scorecard_totals_leaves_other_tables_alone():
     doc, tbody = summary_table([["a", "1"]], classes=())
     sphinx_scorecard.ScorecardTotals(doc).run()

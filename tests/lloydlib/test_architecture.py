@@ -141,6 +141,8 @@ def test_library_never_imports_the_book_layer():
 
 
 def test_runtime_dependencies_are_what_the_library_imports():
+    """The required dependencies are exactly the library's imports, less those of optional extras
+    (``distributed``: ray, imported only inside the Ray executor)."""
     stdlib = set(sys.stdlib_module_names)
     imported = set()
     for name, path in modules("lloydlib").items():
@@ -148,10 +150,19 @@ def test_runtime_dependencies_are_what_the_library_imports():
             top = m.split(".")[0]
             if top not in stdlib and top not in ("lloydlib", "__future__"):
                 imported.add(DISTRIBUTION.get(top, top))
-    declared = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["dependencies"]
-    declared = {re.split(r"[<>=!~ \[;]", d, maxsplit=1)[0].lower() for d in declared}
-    assert imported == declared, (
-        f"imported but not declared: {sorted(imported - declared)}; declared but not imported: {sorted(declared - imported)}"
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+
+    def names(requirements):
+        return {re.split(r"[<>=!~ \[;]", d, maxsplit=1)[0].lower() for d in requirements}
+
+    declared = names(project["dependencies"])
+    optional = names(project.get("optional-dependencies", {}).get("distributed", []))
+    assert imported - optional == declared, (
+        f"imported but not declared: {sorted(imported - optional - declared)}; "
+        f"declared but not imported: {sorted(declared - imported)}"
+    )
+    assert optional <= imported, (
+        f"optional extra 'distributed' lists packages the library never imports: {optional - imported}"
     )
 
 

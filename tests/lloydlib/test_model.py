@@ -67,6 +67,16 @@ def test_fast_equals_plain_at_the_benchmark_size(embedding):
     _assert_same(fast, plain, X, C, atol=1e-9)
 
 
+@pytest.mark.parametrize("fused_limit", [0, 10**9])
+def test_fast_equals_plain_with_and_without_the_fused_kernel(fused_limit, monkeypatch):
+    import lloydlib.model
+
+    monkeypatch.setattr(lloydlib.model, "FUSED_LIMIT", fused_limit)  # 0: scaled_dot_product_attention always
+    X, C = L.sample_tasks(3, 50, 5, 7, seed=4, dtype=F64)
+    fast, plain = _pair(5, 7, "BN", seed=4)
+    _assert_same(fast, plain, X, C)
+
+
 def test_fast_equals_plain_in_float32():
     X, C = L.sample_tasks(4, 200, 32, 10, seed=5)
     torch.manual_seed(0)

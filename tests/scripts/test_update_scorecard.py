@@ -54,6 +54,20 @@ def test_only_chapters_with_a_claims_table_are_pasted(tmp_path):
     assert ":class: claims-summary" in page
     assert "{glue:text}`01_a.ipynb::claims-alpha-n:d`" in page
     assert "{glue:text}`02_b.ipynb::claims-beta-two-not-reproduced:d`" in page
+    assert "{glue:text}`02_b.ipynb::claims-beta-two-background:d`" in page
     assert "```{glue} claims-beta-two\n:doc: 02_b.ipynb\n```" in page
     assert "03_c" not in page and "gamma" not in page
     assert page.index("01_a") < page.index("02_b")
+
+
+def test_summary_has_one_column_per_verdict_and_the_total():
+    from lloydbook.claims import VERDICTS, glue_keys
+
+    page = update_scorecard.render()
+    header = next(line for line in page.splitlines() if line.startswith("| Chapter |"))
+    assert header == "| Chapter | " + " | ".join(VERDICTS) + " | claims |"
+    row = next(line for line in page.splitlines() if line.startswith("| {doc}`01_lloyd`"))
+    # the columns paste exactly the counts lloydbook.claims.table glues, in the header's order
+    keys = glue_keys("lloyd")
+    expected = [f"01_lloyd.ipynb::{keys[v]}:d" for v in VERDICTS] + ["01_lloyd.ipynb::claims-lloyd-n:d"]
+    assert [c.strip()[len("{glue:text}`") : -1] for c in row.split("|")[2:-1]] == expected

@@ -58,3 +58,8 @@ def test_in_context_figure_draws():
     m = ac.sample_mixture(20, 10, 4, 2, 0.5, centroids="random", seed=0)
     r, ex = acb.in_context_cell(m, 4, 0.5, 10, ident, orac)
     acb.plot_in_context({(4, 0.5, 10): (r, ex, 1.0)}, P, ident, orac)
+
+
+def test_plugin_excess_figure_draws():
+    excess = {(d, s, L): (-1.0 / L, 0.01 / L, -1e-9) for d in (5, 10) for s in (0.3, 1.0) for L in (10, 100)}
+    acb.plot_plugin_excess(excess, 0.05)

@@ -57,3 +57,24 @@ def test_comparison_maps_match_lloyd_and_the_bn_transformer():
     assert set(stats["same_cluster"]) == {"kmeans++", "gonzalez"}
     C = torch.arange(12.0).reshape(2, 3, 2)
     assert torch.equal(acb.gather(C, torch.tensor([[2, 0], [1, 1]])), torch.stack([C[0, [2, 0]], C[1, [1, 1]]]))
+
+
+def test_plugin_excess_is_paired_against_the_closed_form():
+    ident = ac.ClosedForms(2, "identity")
+    m = ac.sample_mixture(400, 10, 5, 2, 0.5, centroids="random", seed=2)
+    e, se, worst = acb.plugin_excess(m, 5, 0.5, 10, ident)
+    c_star = ac.numeric(ident.scale_L, d=5, sigma=0.5, L=10)
+    diff = ac.reconstruction_error(m.X, ac.identity_layer(m.X, ac.plugin_scale(m.X))) - ac.reconstruction_error(
+        m.X, ac.identity_layer(m.X, c_star)
+    )
+    exact = ac.numeric(ident.risk_L_opt, d=5, sigma=0.5, L=10)
+    assert math.isclose(e, float(diff.mean()) / exact) and math.isclose(se, ac.mean_and_se(diff)[1] / exact)
+    assert worst == float(diff.max()) <= 1e-12  # the plug-in scale minimises every prompt's error
+    assert e < -4 * se  # and at L = 10 it gains clearly on average
+
+
+def test_plateau_level_pools_runs_and_the_last_iterations():
+    _, res = small_run(record_every=30)
+    tail = res.distance[:, res.steps >= 200]
+    assert acb.plateau_level(res) == float(tail.median())
+    assert acb.plateau_level(res, tail=1.0) == float(res.distance.median())

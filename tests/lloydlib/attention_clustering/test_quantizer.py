@@ -2,6 +2,7 @@
 
 import pytest
 import torch
+from _support import assert_raises_naming
 
 from lloydlib import attention_clustering as q
 
@@ -43,3 +44,29 @@ def test_layer_validation(call, exc, text):
     X = q.sample_mixture(2, 3, 4, seed=0).X
     with pytest.raises(exc, match=text):
         call(X)
+
+
+def test_plugin_scale_minimises_each_prompts_error():
+    m = q.sample_mixture(50, 7, 5, 2, 0.6, centroids="random", seed=3)
+    c_hat = q.plugin_scale(m.X)
+    assert c_hat.shape == (50,) and bool((c_hat > 0).all())
+    eig = torch.linalg.eigvalsh(m.X.transpose(1, 2) @ m.X / 7)  # tr(Mhat^k) = sum of eigenvalues^k
+    assert torch.allclose(c_hat, (eig**2).sum(-1) / (eig**3).sum(-1))
+    best = q.reconstruction_error(m.X, q.identity_layer(m.X, c_hat))
+    for factor in (0.5, 0.99, 1.01, 2.0):  # every other scale, per prompt, does worse
+        assert bool((q.reconstruction_error(m.X, q.identity_layer(m.X, factor * c_hat)) > best).all())
+    assert torch.allclose(q.plugin_scale(3.0 * m.X), c_hat / 9)  # Mhat scales like t^2, c_hat like 1/t^2
+
+
+def test_plugin_scale_tends_to_the_optimal_scale():
+    d, sigma = 6, 0.5
+    c_star = q.numeric(q.ClosedForms(2, "identity").scale_inf, d=d, sigma=sigma)
+    big = q.sample_mixture(20, 20000, d, 2, sigma, centroids="random", seed=4)
+    assert abs(float(q.plugin_scale(big.X).median()) / c_star - 1) < 0.01
+
+
+def test_plugin_scale_validation():
+    X = q.sample_mixture(3, 4, 5, seed=0).X
+    X[1] = 0.0
+    assert_raises_naming(lambda: q.plugin_scale(X), ValueError, ["X", "nonzero", "[1]"])
+    assert_raises_naming(lambda: q.plugin_scale(X[0]), ValueError, ["X", "3 dimensions"])

@@ -15,8 +15,16 @@ def test_measure_embeddings_small():
             assert res[e][m]["n"] == 3 and res[e][m]["median_ms"] > 0
             assert len(res[e]["samples"][m]) == 3
         assert res[e]["memory_bytes"] > 0
+        assert 0 < res[e]["memory_bytes_no_attention"] <= res[e]["memory_bytes"]
     ref = bench.measure_embeddings(3, 6, n=32, batch=2, warmup=0, reps=1, impl="reference", memory=False, clock="cpu")
-    assert ref["BN"]["memory_bytes"] is None
+    assert ref["BN"]["memory_bytes"] is None and ref["BN"]["memory_bytes_no_attention"] is None
+
+
+def test_measure_embeddings_times_only_the_passes_asked_for():
+    res = bench.measure_embeddings(3, 6, n=16, batch=1, warmup=0, reps=2, memory=False, passes=("forward", "backward"))
+    assert set(res["OH"]["samples"]) == {"forward", "backward"} and "eval" not in res["OH"]
+    out = bench.grid([2], [3], n=8, batch=1, warmup=0, reps=1, memory=False, passes=("eval",))
+    assert out["config"]["passes"] == ["eval"] and list(out["rows"][0]["BN"]["samples"]) == ["eval"]
 
 
 @pytest.mark.parametrize(
@@ -25,6 +33,8 @@ def test_measure_embeddings_small():
         (dict(k=1), "k must be >= 2"),
         (dict(clock="gpu"), "clock must be one of"),
         (dict(embeddings=("XX",)), "embeddings"),
+        (dict(passes=("forward", "train")), "passes must be one of"),
+        (dict(passes=()), "passes must name at least one"),
     ],
 )
 def test_measure_embeddings_refuses_bad_arguments(kwargs, words):

@@ -2,6 +2,7 @@
 
 import time
 
+import numpy as np
 import pytest
 import torch
 
@@ -29,3 +30,45 @@ def test_the_cpu_clock_counts_work_not_waiting():
 def test_loadavg_is_a_number_or_none():
     value = timing.loadavg()
     assert value is None or value >= 0
+
+
+def test_paired_ratios():
+    assert timing.paired_ratios([2.0, 9.0], [1.0, 3.0]) == [2.0, 3.0]
+    with pytest.raises(ValueError, match="equal length, got 2 and 1"):
+        timing.paired_ratios([1.0, 2.0], [1.0])
+    with pytest.raises(ValueError, match="positive timings"):
+        timing.paired_ratios([1.0], [0.0])
+
+
+def test_min_reps_is_the_smallest_sample_with_an_interval():
+    assert timing.min_reps(0.002) == 10 and timing.min_reps(0.001) == 11
+    for alpha in (0.05, 1e-3, 1e-5):
+        m = timing.min_reps(alpha)
+        assert 2 / 2**m <= alpha < 2 / 2 ** (m - 1)
+    with pytest.raises(ValueError, match="alpha"):
+        timing.min_reps(0)
+    # leaving out two samples on each side at alpha = 1e-3 / 49 takes 25: P(Bin(25, 1/2) <= 2) = 9.7e-6
+    assert timing.min_reps(1e-3 / 49, outliers=2) == 25 and timing.min_reps(1e-3 / 49) == 17
+    lo, hi = timing.median_interval([1e9, 1e9] + list(range(23)), 1e-3 / 49)
+    assert lo == 2 and hi == 22  # x_(3) and x_(23): the two wild samples on top are left out
+
+
+def test_median_interval_uses_the_sign_test_order_statistics():
+    x = list(range(1, 21))  # m = 20; P(Bin(20, 1/2) <= 2) = 211 / 2**20 = 2.0e-4 <= 5e-4 < P(<= 3)
+    assert timing.median_interval(x[::-1], 1e-3) == (3.0, 18.0)
+    assert timing.median_interval(range(10), 0.002) == (0.0, 9.0)  # the fewest samples: [min, max]
+    with pytest.raises(ValueError, match="needs at least 11 samples, got 10"):
+        timing.median_interval(range(10), 1e-3)
+    with pytest.raises(ValueError, match="alpha"):
+        timing.median_interval(range(10), 1.5)
+
+
+def test_median_interval_covers_the_median_as_often_as_promised():
+    # lognormal timings with a heavy tail: the interval misses the true median (1) at most alpha of the time
+    rng = np.random.default_rng(0)
+    alpha, m, trials = 0.05, 15, 4000
+    misses = 0
+    for _ in range(trials):
+        lo, hi = timing.median_interval(np.exp(rng.standard_normal(m) * 0.5), alpha)
+        misses += not lo <= 1.0 <= hi
+    assert misses / trials <= alpha

@@ -14,6 +14,7 @@ FORMULAS = [
     (T.delta, ("rho", "rho_p", "Gamma1", "gamma", "d_emb")),
     (T.softmax_bound, ("delta", "m")),
     (T.softmax_l1_sharp, ("delta", "m")),
+    (T.softmax_l1_failure_delta, ("m",)),
     (T.kappa2, ("m", "rho_p")),
     (T.kappa3, ("m", "rho", "rho_p", "Gamma1", "Gamma2", "gamma", "d_emb")),
     (T.kappa4, ("m", "rho", "rho_p", "Gamma1", "Gamma2", "gamma", "d_emb")),
@@ -64,6 +65,25 @@ def test_sharp_softmax_constant_beats_the_stated_one_at_small_delta():
     assert T.softmax_l1_sharp(5.0, 3) == 0.5
 
 
+@pytest.mark.parametrize("m", [3, 4, 6, 17, 512])
+def test_failure_delta_is_where_the_stated_softmax_constant_turns_too_small(m):
+    ds = T.softmax_l1_failure_delta(m)
+    assert ds == pytest.approx(math.log(math.sqrt(2 * m * (m - 1)) - (m - 1)), rel=1e-15) and ds > 0
+    for below, above in [(ds * (1 - 1e-6), ds * (1 + 1e-6)), (0.0, ds + 1.0)]:
+        assert T.softmax_l1_sharp(below, m) > T.softmax_bound(below, m)
+        assert T.softmax_l1_sharp(above, m) <= T.softmax_bound(above, m)
+    # at the threshold the two constants meet, below the cap e^delta = m - 1
+    assert T.softmax_l1_sharp(ds, m) == pytest.approx(T.softmax_bound(ds, m), rel=1e-12)
+    assert math.exp(ds) < m - 1
+
+
+def test_failure_delta_is_zero_for_one_or_two_entries():
+    assert T.softmax_l1_failure_delta(1) == 0.0 and T.softmax_l1_failure_delta(2) == 0.0
+    assert T.softmax_l1_sharp(0.0, 2) == T.softmax_bound(0.0, 2) == 0.5  # m = 2: equal at delta = 0
+    assert all(T.softmax_l1_sharp(x, 2) <= T.softmax_bound(x, 2) for x in (1e-6, 0.3, 4.0))
+    assert np.allclose(T.softmax_l1_failure_delta(np.array([1.0, 2.0, 3.0]))[:2], 0.0)
+
+
 def test_smoothing_bounds():
     assert T.smoothing_distance_bound(4, "L2") == pytest.approx(math.sqrt(0.75))
     assert T.smoothing_distance_bound(4, "NE") == pytest.approx(math.sqrt(2 * math.log(4)))
@@ -88,6 +108,8 @@ def test_smoothing_bounds():
         (lambda: T.lemma_constant("I.9", 1, 1, 1, 1, 1, 1, 1, 1), ValueError, "lemma must be one of"),
         (lambda: T.head_quantities(0, 6, 4, 5, 1.0), ValueError, "n must be >= 1"),
         (lambda: T.norm_bounds(4, 5, -1.0), ValueError, "Gamma2 must be >= 0"),
+        (lambda: T.softmax_l1_failure_delta(0), ValueError, "m must be >= 1"),
+        (lambda: T.softmax_l1_failure_delta("3"), TypeError, "m must be a real number"),
     ],
 )
 def test_bad_input_names_the_argument(call, exc, match):

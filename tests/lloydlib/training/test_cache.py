@@ -2,6 +2,8 @@
 
 import json
 import shutil
+import threading
+import time
 
 import pytest
 import torch
@@ -72,3 +74,131 @@ def test_gpu_results_lists_the_folders_that_hold_runs(cache, tiny):
     assert [p.name for p in training.gpu_results(gpu)] == ["machine-a"]
     with pytest.raises(TypeError):
         training.gpu_results()  # the folder is required: the library knows no checkout
+
+
+def test_write_result_stores_a_run_as_train_does(cache, tiny):
+    cfg = TrainConfig(**tiny)
+    run = training.train(cfg, cache_dir=cache.parent / "trained", progress=False)
+    folder = training.write_result(cache, run)
+    assert folder == cache / "runs" / cfg.key()
+    trained = cache.parent / "trained" / "runs" / cfg.key()
+    assert (folder / "result.json").read_text() == (trained / "result.json").read_text()
+    a, b = (torch.load(p / "result.pt", weights_only=True) for p in (folder, trained))
+    assert a.keys() == b.keys() and all(a[k] == b[k] for k in a if k != "model")
+    assert all(torch.equal(a["model"][k], b["model"][k]) for k in a["model"])
+    assert "cached" not in a["info"] and "path" not in a["info"]
+    again = training.lookup(cfg)
+    assert states_equal(again.model, run.model) and again.info["cached"] is True
+    with pytest.raises(TypeError, match="run must be a Run"):
+        training.write_result(cache, {"config": cfg})
+    partial = training.train(cfg.replace(seed=3), cache_dir=cache.parent / "p", progress=False, stop_at=10)
+    with pytest.raises(ValueError, match="status 'done' or 'diverged'"):
+        training.write_result(cache, partial)
+
+
+def test_processes_writing_one_run_at_once_leave_one_whole_entry(cache, tiny, monkeypatch):
+    """Writers take turns under the run's lock and keep the first result: the JSON and the weights come
+    from one writer (each thread opens the lock file itself, so flock excludes them as it does processes).
+    Writer i takes longer over its weights the smaller i is: unlocked, the last JSON and the last weights
+    written would come from different writers."""
+    fcntl = pytest.importorskip("fcntl")
+    run = training.train(TrainConfig(**tiny), cache_dir=cache.parent / "src", progress=False)
+    save_torch = training.cache.save_torch
+
+    def slow_save_torch(path, blob):
+        time.sleep(0.02 * (8 - blob["info"]["seconds"]))
+        save_torch(path, blob)
+
+    monkeypatch.setattr(training.cache, "save_torch", slow_save_torch)
+    copies = [_with_info(run, seconds=float(i)) for i in range(8)]
+    threads = [threading.Thread(target=training.write_result, args=(cache, r)) for r in copies]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    folder = cache / "runs" / run.key
+    blob = torch.load(folder / "result.pt", weights_only=True)
+    assert json.loads((folder / "result.json").read_text())["info"] == blob["info"]
+    assert sorted(p.name for p in folder.iterdir()) == [".lock", "result.json", "result.pt"]  # no temporaries
+    with training.cache.run_lock(folder), open(folder / ".lock", "a+b") as other:
+        with pytest.raises(BlockingIOError):  # held: another writer would wait
+            fcntl.flock(other.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+    with open(folder / ".lock", "a+b") as other:
+        fcntl.flock(other.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)  # released on leaving
+
+
+def _with_info(run, **info):
+    return training.Run(run.config, run.model, run.history, run.train_losses, run.status, dict(run.info, **info))
+
+
+@pytest.mark.parametrize(
+    "content, words",
+    [
+        (lambda blob: blob[: len(blob) // 2], ["cannot be read"]),  # truncated
+        (lambda blob: b'{"config": {}}', ["cannot be read"]),  # JSON where torch's file belongs
+        (lambda blob: _torch_bytes([1, 2, 3]), ["not a lloydlib result", "list"]),  # a pickle of another shape
+        (lambda blob: _torch_bytes({"config": {"d": 2}}), ["not a lloydlib result", "'model'"]),
+    ],
+)
+def test_a_damaged_result_names_the_file_and_says_to_delete_it(cache, tiny, content, words):
+    cfg = TrainConfig(**tiny)
+    training.train(cfg, progress=False)
+    path = cache / "runs" / cfg.key() / "result.pt"
+    path.write_bytes(content(path.read_bytes()))
+    with pytest.raises(training.CacheError) as info:
+        training.lookup(cfg)
+    message = str(info.value)
+    for word in [str(path), "delete it", *words]:
+        assert word in message
+    with pytest.raises(training.CacheError, match="delete it"):
+        training.train_many([cfg], progress=False)
+    path.unlink()  # as the message says: then the run trains again
+    assert training.train_many([cfg], progress=False)[0].status == "done"
+
+
+def test_weights_of_another_shape_are_refused(cache, tiny):
+    cfg = TrainConfig(**tiny)
+    training.train(cfg, progress=False)
+    path = cache / "runs" / cfg.key() / "result.pt"
+    blob = torch.load(path, weights_only=True)
+    blob["model"] = {k: torch.zeros(3, 3) for k in blob["model"]}
+    torch.save(blob, path)
+    with pytest.raises(training.CacheError, match="another shape"):
+        training.lookup(cfg)
+
+
+def test_write_result_replaces_an_unreadable_result(cache, tiny):
+    cfg = TrainConfig(**tiny)
+    run = training.train(cfg, cache_dir=cache.parent / "src", progress=False)
+    folder = cache / "runs" / cfg.key()
+    folder.mkdir(parents=True)
+    (folder / "result.pt").write_bytes(b"not a torch file")
+    training.write_result(cache, run)
+    assert states_equal(training.lookup(cfg).model, run.model)
+
+
+def test_a_checkpoint_that_is_damaged_or_of_another_run_is_refused(tmp_path, tiny):
+    cfg = TrainConfig(**tiny)
+    path = tmp_path / "checkpoint.pt"
+    assert cache.read_checkpoint(path, cfg) is None
+    good = dict(key=cfg.key(), model={}, optimizer={}, step=10)
+    torch.save(good, path)
+    assert cache.read_checkpoint(path, cfg)["step"] == 10
+    torch.save(dict(good, key=cfg.replace(seed=9).key()), path)  # a checkpoint from another config
+    with pytest.raises(training.CacheError, match="checkpoint of run") as info:
+        cache.read_checkpoint(path, cfg)
+    assert str(path) in str(info.value) and "delete it" in str(info.value)
+    path.write_bytes(_torch_bytes(good)[:40])  # truncated
+    with pytest.raises(training.CacheError, match="cannot be read as a lloydlib checkpoint"):
+        cache.read_checkpoint(path, cfg)
+    torch.save({"step": 3}, path)  # another shape
+    with pytest.raises(training.CacheError, match="not a lloydlib checkpoint"):
+        cache.read_checkpoint(path, cfg)
+
+
+def _torch_bytes(obj) -> bytes:
+    import io
+
+    buf = io.BytesIO()
+    torch.save(obj, buf)
+    return buf.getvalue()

@@ -3,9 +3,11 @@
 import dataclasses
 
 import pytest
+from _support import assert_raises_naming
 
 import lloydlib
 from lloydlib.training import EXECUTION_FIELDS, TrainConfig, derive_seed
+from lloydlib.training.config import check_field, parse_field
 
 
 def test_the_key_covers_every_experiment_field_and_the_version(monkeypatch):
@@ -81,3 +83,44 @@ def test_seeds_give_different_and_repeatable_streams():
     assert all(0 <= v < 2**63 for v in s)
     with pytest.raises(ValueError, match="seed must be >= 0"):
         derive_seed(-1, "val")
+
+
+@pytest.mark.parametrize(
+    "name, text, value",
+    [
+        ("d", "4", 4),
+        ("tau", "1", 1.0),
+        ("clip", "none", None),
+        ("clip", "0.5", 0.5),
+        ("plateau", "False", False),
+        ("embedding", "OH", "OH"),
+        ("device", "cuda:1", "cuda:1"),
+    ],
+)
+def test_parse_field_reads_command_line_text_by_the_fields_type(name, text, value):
+    got = parse_field(name, text)
+    assert got == value and type(got) is type(value)
+
+
+@pytest.mark.parametrize(
+    "name, text, exc, words",
+    [
+        ("d", "4.5", ValueError, ["d must be an integer", "'4.5'"]),
+        ("tau", "fast", ValueError, ["tau must be a real number", "'fast'"]),
+        ("clip", "x", ValueError, ["clip must be a real number or none"]),
+        ("plateau", "maybe", ValueError, ["plateau must be true or false", "'maybe'"]),
+        ("k", "1", ValueError, ["k must be >= 2", "got 1"]),
+        ("embedding", "XX", ValueError, ["embedding must be one of", "'XX'"]),
+        ("sede", "1", TypeError, ["no field 'sede'", "seed"]),
+    ],
+)
+def test_parse_field_errors_name_the_field(name, text, exc, words):
+    assert_raises_naming(lambda: parse_field(name, text), exc, words)
+
+
+def test_check_field_checks_one_value_on_its_own():
+    assert check_field("n", 4) == 4  # k <= n is the config's check, across fields
+    assert check_field("tau", 1) == 1.0 and check_field("clip", None) is None
+    assert_raises_naming(lambda: check_field("seed", [0, 1]), TypeError, ["seed must be a single value", "list"])
+    assert_raises_naming(lambda: check_field("d", "4"), TypeError, ["d must be an integer", "str"])
+    assert_raises_naming(lambda: check_field("bias", 1), TypeError, ["bias must be a bool", "int"])

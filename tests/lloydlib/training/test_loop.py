@@ -74,6 +74,15 @@ def test_a_crash_resumes_from_the_last_checkpoint(tmp_path, tiny, monkeypatch):
     assert states_equal(full.model, resumed.model) and same_history(full, resumed)
 
 
+def test_a_truncated_checkpoint_is_an_error_naming_the_file(tmp_path, tiny):
+    cfg = TrainConfig(**tiny)
+    run_dir = tmp_path / "runs" / cfg.key()
+    run_dir.mkdir(parents=True)
+    (run_dir / "checkpoint.pt").write_bytes(b"PK\x03\x04 truncated")
+    with pytest.raises(training.CacheError, match="checkpoint.pt"):
+        training.train(cfg, cache_dir=tmp_path, progress=False)
+
+
 def test_a_cached_run_is_loaded_not_retrained(cache, tiny, monkeypatch):
     cfg = TrainConfig(**tiny)
     first = training.train(cfg, progress=False)

@@ -1,9 +1,13 @@
 """lloydlib.training.sweep: grids of configs, training many, and the command line of a grid."""
 
+import sys
+
 import pytest
+from _support import assert_raises_naming
 
 from lloydlib import training
-from lloydlib.training import TrainConfig
+from lloydlib.training import TrainConfig, sweep
+from lloydlib.training.stacked import stack_key
 
 
 def test_grid_is_a_cartesian_product():
@@ -38,3 +42,42 @@ def test_command_writes_only_what_differs_from_the_defaults(tiny):
     assert "--embedding OH BN" in line and "--plateau false" in line and "--clip 1 " in line
     assert "--tau" not in line and "--seed 0 1" in line
     assert training.command() == "python -m lloydlib train"
+
+
+def test_grid_names_the_field_of_a_bad_value_even_where_the_product_would_not_reach_it():
+    assert_raises_naming(lambda: training.grid(seed=[0, "1"]), TypeError, ["seed must be an integer", "'1'"])
+    assert_raises_naming(lambda: training.grid(tau=[0.1, [1.0]]), TypeError, ["tau must be a single value"])
+
+
+def test_plan_stacks_runs_that_share_a_stack_key_in_bounded_pieces(tiny):
+    cfgs = training.grid(TrainConfig(**tiny), embedding=["OH", "BN"], seed=list(range(5)))
+    stacks = sweep.plan(cfgs)
+    assert sorted(len(s) for s in stacks) == [5, 5]  # one stack per embedding
+    assert all(len({stack_key(c) for c in s}) == 1 for s in stacks)
+    assert [c.seed for c in stacks[1]] == list(range(5))  # in the order given
+    split = sweep.plan(cfgs, workers=4)  # at least 4 pieces for 4 workers
+    assert len(split) >= 4 and sorted(c.key() for s in split for c in s) == sorted(c.key() for c in cfgs)
+    assert sweep.plan(cfgs, workers=4) == split  # the same configs and workers stack the same way
+    big = TrainConfig(n=4096, batch=64)  # 64 x 4096 x 4102 x 4 bytes x 4 = 17 GB a run: one a stack
+    assert sweep.stack_limit(big) == 1 and len(sweep.plan(training.grid(big, seed=[0, 1, 2]))) == 3
+    assert sweep.stack_limit(TrainConfig(**tiny)) == sweep.MAX_STACK
+    many = training.grid(TrainConfig(**tiny), seed=list(range(sweep.MAX_STACK + 1)))
+    assert sorted(len(s) for s in sweep.plan(many)) == [32, 33]
+
+
+def test_train_many_checks_the_executor_and_its_address(cache, tiny):
+    cfgs = [TrainConfig(**tiny)]
+    assert_raises_naming(lambda: training.train_many(cfgs, executor="dask"), ValueError, ["executor", "'dask'"])
+    assert_raises_naming(
+        lambda: training.train_many(cfgs, address="auto"), ValueError, ["address", "'ray' only", "'local'"]
+    )
+    assert_raises_naming(lambda: training.train_many(cfgs, progress="yes"), TypeError, ["progress must be a bool"])
+
+
+def test_the_ray_executor_without_ray_names_the_extra(cache, tiny, monkeypatch):
+    monkeypatch.setitem(sys.modules, "ray", None)  # import ray fails, as where it is not installed
+    assert_raises_naming(
+        lambda: training.train_many([TrainConfig(**tiny)], executor="ray", progress=False),
+        ImportError,
+        ["executor 'ray'", "lloydlib[distributed]"],
+    )

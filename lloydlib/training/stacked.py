@@ -1,0 +1,166 @@
+"""Many runs at once as one stacked model: :func:`stack_key` and :func:`train_stack`.
+
+A one-layer model of Eq. 4 is a dozen small matrices: trained alone it leaves nearly all of a CPU's
+vector width (and all of a GPU) idle, and most of a step is the fixed cost of launching operations.
+Runs that share their shapes (d, k, n, embedding, loss, batch, dtype, ...) train as one model whose
+parameters have a leading "model" dimension S (:mod:`~lloydlib.training.stacked_model`), with a
+vectorised Adam (:mod:`~lloydlib.training.adam`), so S runs cost little more than one; the stacked step
+runs under ``torch.compile`` (with an eager fallback), which removes most of the per-operation cost.
+
+Each run of a stack is the run :func:`lloydlib.training.train` trains (same random streams, same
+history, same files; in float64 equal to rounding), see :mod:`~lloydlib.training.stack_engine`. Runs
+with attention dropout or sparsemax attention weights train one at a time with ``train`` instead.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+import warnings
+from collections.abc import Sequence
+from dataclasses import fields
+from pathlib import Path
+
+import torch
+
+from .._validate import check_bool
+from .cache import Run, lookup, write_result
+from .config import TrainConfig
+from .loop import _resolve_device, train
+from .stack_engine import Stack
+
+__all__ = ["PER_RUN_FIELDS", "stack_key", "train_stack", "stackable"]
+
+#: fields that may differ between the runs of one stack (everything else must be equal)
+PER_RUN_FIELDS = (
+    "seed",
+    "tau",
+    "lr",
+    "clip",
+    "plateau",
+    "plateau_factor",
+    "plateau_patience",
+    "family",
+    "scale",
+    "isotropic",
+    "equal_weights",
+    "init",
+    "steps",
+    "checkpoint_every",
+)
+#: stacks of at least this many run-steps (steps x runs) compile by default on a CPU (a first compilation
+#: takes one to four minutes on a busy 2-core machine; later ones hit the on-disk cache); a GPU always compiles
+COMPILE_MIN_STEPS = 20_000
+
+
+def stack_key(config: TrainConfig) -> tuple:
+    """What runs must share to train in one stack: ((field, value), ...) for every field of ``config``
+    but :data:`PER_RUN_FIELDS`. Configs with equal keys can be passed to :func:`train_stack` together."""
+    if not isinstance(config, TrainConfig):
+        raise TypeError(f"config must be a TrainConfig, got {type(config).__name__}")
+    return tuple((f.name, getattr(config, f.name)) for f in fields(config) if f.name not in PER_RUN_FIELDS)
+
+
+def stackable(config: TrainConfig) -> bool:
+    """Whether ``config`` trains in a true stack (no attention dropout, softmax attention weights);
+    :func:`train_stack` trains the others one at a time with :func:`~lloydlib.training.train`."""
+    return config.dropout == 0 and config.weighting == "softmax"
+
+
+def _check(configs) -> list[TrainConfig]:
+    if isinstance(configs, TrainConfig) or not isinstance(configs, Sequence):
+        raise TypeError(f"configs must be a sequence of TrainConfig, got {type(configs).__name__}")
+    configs = list(configs)
+    for i, c in enumerate(configs):
+        if not isinstance(c, TrainConfig):
+            raise TypeError(f"configs[{i}] must be a TrainConfig, got {type(c).__name__}")
+    if configs:
+        key = stack_key(configs[0])
+        for i, c in enumerate(configs):
+            other = dict(stack_key(c))
+            diff = [name for name, value in key if other[name] != value]
+            if diff:
+                raise ValueError(
+                    f"configs[{i}] cannot train in one stack with configs[0]: they differ in "
+                    + ", ".join(f"{name} ({other[name]!r} vs {dict(key)[name]!r})" for name in diff)
+                )
+    return configs
+
+
+def _compile_default(configs, device: torch.device) -> bool:
+    if os.environ.get("LLOYD_COMPILE", "").strip().lower() in ("0", "false", "no", "off"):
+        return False
+    return device.type == "cuda" or max(c.steps for c in configs) * len(configs) >= COMPILE_MIN_STEPS
+
+
+def train_stack(
+    configs: Sequence[TrainConfig],
+    *,
+    cache_dir: str | os.PathLike | None = None,
+    progress: bool = False,
+    write: bool = True,
+    device=None,
+    compile: bool | None = None,
+) -> list[Run]:
+    """Train (or load) every config of one stack as one stacked model; returns runs in the order given.
+
+    All configs must share :func:`stack_key` (else a ValueError names the first that does not). With
+    ``cache_dir`` (a cache root), runs already there are loaded, checkpoints are written there every
+    ``checkpoint_every`` steps (an interrupted stack resumes from them, and ``train`` can resume them
+    too), and with ``write`` each finished run is written as ``train`` writes it
+    (:func:`~lloydlib.training.cache.write_result`); ``write=False`` writes no result, and
+    ``cache_dir=None`` nothing at all. ``device`` overrides the configs' ``device`` ("cpu", "cuda", ...).
+    ``compile`` wraps the stacked step in ``torch.compile`` (default: on a GPU, and on a CPU for stacks of
+    at least :data:`COMPILE_MIN_STEPS` run-steps; ``$LLOYD_COMPILE=0`` turns it off); if compilation
+    fails the stack trains eagerly and says so in each run's ``info["compile_error"]``. The returned runs
+    hold their models on the CPU and pickle; ``info["stacked"]`` is the stack size, and ``seconds`` the
+    wall-clock time of the stack's steps (shared by its runs).
+    """
+    configs = _check(configs)
+    progress, write = check_bool("progress", progress), check_bool("write", write)
+    if compile is not None:
+        compile = check_bool("compile", compile)
+    if not configs:
+        return []
+    root = None if cache_dir is None else Path(cache_dir)
+    dev = _resolve_device(str(device) if device is not None else configs[0].device)
+    found: dict[str, Run] = {}
+    todo: dict[str, TrainConfig] = {}
+    for c in configs:
+        key = c.key()
+        if key in found or key in todo:
+            continue
+        cached = lookup(c, [root]) if root is not None else None
+        if cached is not None:
+            found[key] = cached
+        else:
+            todo[key] = c.replace(device=str(dev))
+    missing = list(todo.values())
+    if missing and not stackable(missing[0]):
+        warnings.warn(
+            "attention dropout or sparsemax attention weights do not train in a stack; "
+            f"training {len(missing)} runs one at a time",
+            stacklevel=2,
+        )
+        for c in missing:
+            found[c.key()] = _train_alone(c, root, write, progress)
+    elif missing:
+        run_dirs = [None if root is None else root / "runs" / c.key() for c in missing]
+        if compile is None:
+            compile = _compile_default(missing, dev)
+        stack = Stack(missing, dev, run_dirs, compile=compile, progress=progress)
+        for run in stack.train():
+            if root is not None and write:
+                run.info["path"] = str(write_result(root, run))
+            found[run.config.key()] = run
+    return [found[c.key()] for c in configs]
+
+
+def _train_alone(config: TrainConfig, root: Path | None, write: bool, progress: bool) -> Run:
+    if root is not None and write:
+        return train(config, cache_dir=root, progress=progress)
+    with tempfile.TemporaryDirectory() as tmp:
+        run = train(config, cache_dir=tmp, progress=progress)
+    run.info.pop("path", None)
+    run.model = run.model.to("cpu")
+    return run

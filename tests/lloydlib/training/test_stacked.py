@@ -1,0 +1,169 @@
+"""lloydlib.training.stacked: a run trained in a stack is the run ``train`` trains alone."""
+
+import pickle
+
+import numpy as np
+import pytest
+import torch
+from _support import assert_raises_naming
+
+from lloydlib import training
+from lloydlib.training import TrainConfig, stack_engine
+from lloydlib.training.stacked import stack_key, stackable, train_stack
+
+
+def close(a, b, rtol=1e-9) -> bool:
+    a, b = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
+    if a.shape != b.shape:
+        return False
+    both = np.isfinite(a) & np.isfinite(b)
+    same_nonfinite = np.array_equal(np.isfinite(a), np.isfinite(b)) and np.array_equal(np.isnan(a), np.isnan(b))
+    return same_nonfinite and bool(np.all(np.abs(a - b)[both] <= rtol * np.abs(a)[both] + 1e-300))
+
+
+def assert_same_run(alone, stacked, rtol=1e-9):
+    assert stacked.status == alone.status
+    assert stacked.info["diverged_at"] == alone.info["diverged_at"]
+    assert set(stacked.history) == set(alone.history)
+    for k in alone.history:
+        if k != "wall_time":
+            assert close(alone.history[k], stacked.history[k], rtol), k
+    assert close(alone.train_losses, stacked.train_losses, rtol)
+    sa, sb = alone.model.state_dict(), stacked.model.state_dict()
+    assert sa.keys() == sb.keys()
+    for k in sa:
+        assert close(sa[k], sb[k], rtol), k
+
+
+@pytest.fixture
+def mixed(tiny):
+    """Five float64 runs of one stack: mixed seeds, taus, learning rates, clipping and one that diverges."""
+    base = TrainConfig(**dict(tiny, dtype="float64", plateau_patience=0))
+    return [
+        base.replace(seed=0),
+        base.replace(seed=1, tau=1.0),
+        base.replace(seed=0, lr=0.05),
+        base.replace(seed=2, lr=1e300),  # diverges at step 2
+        base.replace(seed=1, clip=0.01, plateau=False),
+    ]
+
+
+@pytest.mark.parametrize("compile", [False, True])
+def test_a_stacked_run_equals_the_run_trained_alone(tmp_path, mixed, compile):
+    stacked = train_stack(mixed, cache_dir=tmp_path / "stack", compile=compile)
+    statuses = [r.status for r in stacked]
+    assert statuses == ["done", "done", "done", "diverged", "done"]
+    for c, r in zip(mixed, stacked):
+        alone = training.train(c, cache_dir=tmp_path / "alone", progress=False)
+        assert_same_run(alone, r)
+        assert r.info["stacked"] == 5 and r.info["compiled"] is compile
+    assert stacked[3].info["diverged_at"] == 2
+    assert stacked[0].history["lr"][-1] < mixed[0].lr  # each run's plateau scheduler acted
+    assert stacked[4].history["lr"][-1] == mixed[4].lr  # and this one has none
+
+
+def test_written_runs_read_back_as_train_writes_them(tmp_path, mixed):
+    stacked = train_stack(mixed[:3], cache_dir=tmp_path)
+    for c, r in zip(mixed[:3], stacked):
+        run_dir = tmp_path / "runs" / c.key()
+        assert (run_dir / "result.pt").exists() and (run_dir / "result.json").exists()
+        assert not (run_dir / "checkpoint.pt").exists()
+        loaded = training.lookup(c, [tmp_path])
+        assert loaded.info["cached"] and loaded.status == r.status
+        assert_same_run(r, loaded, rtol=0)
+    again = train_stack(mixed[:3], cache_dir=tmp_path)  # loaded, not trained
+    assert all(r.info["cached"] for r in again)
+    assert len(training.load_runs(tmp_path)) == 3
+
+
+def test_write_false_and_no_cache_write_no_results(tmp_path, monkeypatch, mixed):
+    monkeypatch.setenv("LLOYD_CACHE", str(tmp_path / "default"))
+    runs = train_stack(mixed[:2], cache_dir=tmp_path / "c", write=False)
+    assert not list((tmp_path / "c").glob("runs/*/result.pt"))
+    runs2 = train_stack(mixed[:2])
+    assert not (tmp_path / "default").exists()
+    for a, b in zip(runs, runs2):
+        assert_same_run(a, b, rtol=0)
+    back = pickle.loads(pickle.dumps(runs))  # the Ray driver receives runs by value
+    assert_same_run(runs[0], back[0], rtol=0)
+    training.cache.write_result(tmp_path / "d", back[0])
+    assert training.lookup(mixed[0], [tmp_path / "d"]) is not None
+
+
+def test_an_interrupted_stack_resumes_and_train_can_resume_it(tmp_path, mixed, monkeypatch):
+    configs = [mixed[0], mixed[1]]
+    real = stack_engine.Stack._evaluate
+    calls = {"n": 0}
+
+    def crash(self, due):
+        calls["n"] += 1
+        if calls["n"] == 5:  # step 25: the checkpoints of step 20 are on disk
+            raise KeyboardInterrupt("simulated interruption")
+        return real(self, due)
+
+    monkeypatch.setattr(stack_engine.Stack, "_evaluate", crash)
+    with pytest.raises(KeyboardInterrupt):
+        train_stack(configs, cache_dir=tmp_path / "b")
+    monkeypatch.setattr(stack_engine.Stack, "_evaluate", real)
+    for c in configs:
+        assert (tmp_path / "b" / "runs" / c.key() / "checkpoint.pt").exists()
+    resumed_alone = training.train(configs[0], cache_dir=tmp_path / "b", progress=False)  # train reads it
+    resumed = train_stack(configs, cache_dir=tmp_path / "b")
+    assert resumed_alone.info["resumed_from"] == 20 and resumed[1].info["resumed_from"] == 20
+    for c, r in zip(configs, [resumed_alone, resumed[1]]):
+        assert_same_run(training.train(c, cache_dir=tmp_path / "a", progress=False), r)
+
+
+def test_a_stack_resumes_a_run_that_train_began_and_runs_of_other_lengths(tmp_path, mixed):
+    a, b = mixed[0], mixed[1].replace(steps=17)
+    training.train(a, cache_dir=tmp_path / "s", progress=False, stop_at=10)
+    runs = train_stack([a, b], cache_dir=tmp_path / "s")
+    assert runs[0].info["resumed_from"] == 10 and len(runs[1].train_losses) == 17
+    for c, r in zip([a, b], runs):
+        assert_same_run(training.train(c, cache_dir=tmp_path / "alone", progress=False), r)
+
+
+def test_runs_with_one_task_stream_share_the_draw(mixed, monkeypatch):
+    draws = []
+    real = stack_engine._tasks
+    monkeypatch.setattr(
+        stack_engine, "_tasks", lambda c, count, seed, *a: draws.append(seed) or real(c, count, seed, *a)
+    )
+    same_seed = [mixed[0], mixed[0].replace(tau=1.0), mixed[0].replace(lr=0.05), mixed[0].replace(seed=1)]
+    train_stack(same_seed)
+    steps = same_seed[0].steps
+    assert len(draws) == 2 * (steps + 1)  # per step one draw for seed 0 and one for seed 1, plus validation
+
+
+def test_duplicates_and_empty(mixed):
+    assert train_stack([]) == []
+    a, b = train_stack([mixed[0], mixed[0]])
+    assert a is b
+
+
+def test_stack_key_and_bad_input(mixed):
+    assert stack_key(mixed[0]) == stack_key(mixed[0].replace(seed=5, tau=3.0, lr=1.0, clip=2.0, steps=3))
+    assert stack_key(mixed[0]) != stack_key(mixed[0].replace(n=13))
+    assert_raises_naming(lambda: train_stack([mixed[0], mixed[1].replace(n=13)]), ValueError, ["configs[1]", "n"])
+    assert_raises_naming(lambda: train_stack([mixed[0], "x"]), TypeError, ["configs[1]", "TrainConfig", "str"])
+    assert_raises_naming(lambda: train_stack(mixed[0]), TypeError, ["configs", "sequence"])
+    assert_raises_naming(lambda: train_stack(mixed, write=1), TypeError, ["write"])
+    assert_raises_naming(lambda: stack_key("x"), TypeError, ["config", "TrainConfig"])
+
+
+def test_dropout_falls_back_to_train_with_a_warning(tmp_path, mixed):
+    c = mixed[0].replace(dropout=0.1)
+    assert not stackable(c) and stackable(mixed[0])
+    with pytest.warns(UserWarning, match="one at a time"):
+        (run,) = train_stack([c], cache_dir=tmp_path / "x", write=False)
+    assert "path" not in run.info and not list((tmp_path / "x").glob("runs/*/result.pt"))
+    assert_same_run(training.train(c, cache_dir=tmp_path / "y", progress=False), run, rtol=0)
+
+
+def test_float32_stack_is_close_to_train(tmp_path, tiny):
+    base = TrainConfig(**tiny)
+    runs = train_stack([base, base.replace(seed=3, tau=1.0)], compile=False)
+    for c, r in zip([base, base.replace(seed=3, tau=1.0)], runs):
+        alone = training.train(c, cache_dir=tmp_path, progress=False)
+        assert r.model.Q.dtype == torch.float32
+        assert close(alone.history["val_rel_loss"], r.history["val_rel_loss"], rtol=1e-3)
