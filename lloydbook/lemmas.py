@@ -171,11 +171,11 @@ def softmax_heads(d, k, n, Gamma1, Gamma2, gamma):
     return rows
 
 
-def phi_factor_grid(points=400, seed=62):
-    """phi_sum / phi (Theorem I.1's sum of twelve terms over its four-term maximum) at random settings,
-    drawn like :func:`eq170_grid`: (smallest, largest) over the points where phi is finite."""
+def _phi_settings(points: int, seed: int):
+    """Random settings of Theorem I.1's phi: yields ((n, k, d, d_E, d_emb, Gamma1, Gamma2, gamma), phi) for each
+    of ``points`` draws where phi is finite (k in [2, 40), n in [2, 600), d in [0.5, 40], d_E - d in [0, 8],
+    d_emb in [1, 60], Gamma1, Gamma2, gamma in [0.01, 2])."""
     rng = np.random.default_rng(seed)
-    ratios = []
     for _ in range(points):
         k_, n_ = int(rng.integers(2, 40)), int(rng.integers(2, 600))
         d_ = float(rng.uniform(0.5, 40))
@@ -184,7 +184,13 @@ def phi_factor_grid(points=400, seed=62):
         g1, g2, ga = (float(x) for x in rng.uniform(0.01, 2, 3))
         ph = T.phi(n_, k_, d_, dE, D_, g1, g2, ga)
         if math.isfinite(ph):
-            ratios.append(T.phi_sum(n_, k_, d_, dE, D_, g1, g2, ga) / ph)
+            yield (n_, k_, d_, dE, D_, g1, g2, ga), ph
+
+
+def phi_factor_grid(points=400, seed=62):
+    """phi_sum / phi (Theorem I.1's sum of twelve terms over its four-term maximum) at random settings,
+    drawn like :func:`eq170_grid`: (smallest, largest) over the points where phi is finite."""
+    ratios = [T.phi_sum(*args) / ph for args, ph in _phi_settings(points, seed)]
     return min(ratios), max(ratios)
 
 
@@ -285,19 +291,11 @@ def h1_rows(ks=(2, 6, 10)):
 
 def eq170_grid(points=400, seed=60):
     """At random points: (Eq. 170 form >= four-term max everywhere, max of the 12 terms = four-term max)."""
-    rng = np.random.default_rng(seed)
     eq170_ok = dominance_ok = True
-    for _ in range(points):
-        k_, n_ = int(rng.integers(2, 40)), int(rng.integers(2, 600))
-        d_ = float(rng.uniform(0.5, 40))
-        dE = d_ + float(rng.uniform(0, 8))
-        D_ = float(rng.uniform(1, 60))
-        g1, g2, ga = (float(x) for x in rng.uniform(0.01, 2, 3))
-        ph = T.phi(n_, k_, d_, dE, D_, g1, g2, ga)
-        if math.isfinite(ph):
-            eq170_ok &= T.phi_eq170(k_, dE, D_, g1, g2, ga) >= ph * (1 - 1e-12)
-            co = T.phi_coefficients(n_, k_, d_, dE, D_, g1, g2, ga)
-            dominance_ok &= math.isclose(max(co.values()), ph, rel_tol=1e-12)
+    for (n_, k_, d_, dE, D_, g1, g2, ga), ph in _phi_settings(points, seed):
+        eq170_ok &= T.phi_eq170(k_, dE, D_, g1, g2, ga) >= ph * (1 - 1e-12)
+        co = T.phi_coefficients(n_, k_, d_, dE, D_, g1, g2, ga)
+        dominance_ok &= math.isclose(max(co.values()), ph, rel_tol=1e-12)
     return bool(eq170_ok), bool(dominance_ok)
 
 
