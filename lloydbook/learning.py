@@ -8,14 +8,18 @@ evaluation steps of ``run.history`` (step 0, then every ``eval_every`` steps). T
 loss ``val_rel_loss`` is Eq. 20 of the paper: the k-means loss of the layer's centers over that of one
 Lloyd step from the same initial centers, so values below 1 beat one Lloyd step.
 
-Seeds decide a comparison through their inter-quartile ranges (IQR): :func:`directional` records a
-claim the paper states as "low < high". The plots are in :mod:`lloydbook.figures`.
+A claim is decided on its seeds: each stated part (:func:`lower`, :func:`below`, :func:`above`,
+:func:`within`) is a bootstrap interval at confidence :data:`LEVEL` of a difference of medians
+(``lloydlib.training.median_difference``), and :func:`decide` records the claim with the verdict the
+chapter stated beforehand, asserting that the parts' outcomes support exactly that verdict. The plots
+are in :mod:`lloydbook.figures`.
 """
 
 from __future__ import annotations
 
 import math
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -23,7 +27,7 @@ import torch
 
 from lloydlib import lloyd_step, training
 
-from . import book, claims
+from . import claims
 from .tables import Table
 
 __all__ = [
@@ -33,15 +37,20 @@ __all__ = [
     "final",
     "final_train",
     "auc",
-    "late_drop",
     "steps_to_settle",
     "largest_rise",
-    "val_at",
-    "common_time",
     "ms_per_step",
     "center_spread",
     "relative_spread",
-    "directional",
+    "LEVEL",
+    "Evidence",
+    "lower",
+    "below",
+    "above",
+    "within",
+    "all_of",
+    "verdict_of",
+    "decide",
     "fmt_list",
     "settings_table",
     "departures",
@@ -100,16 +109,6 @@ def auc(runs) -> np.ndarray:
     )
 
 
-def late_drop(runs, frac: float = 0.2) -> float:
-    """How much the median validation curve still fell over the last ``frac`` of training.
-
-    With ``med`` the median over seeds at the evaluations ``0..E``: ``med[E - m] - med[E]`` where
-    ``m = max(1, int(frac * E))``. Positive: still falling.
-    """
-    _, med, _, _ = training.curves(runs, "val_rel_loss")
-    return float(med[-1 - max(1, int(frac * (len(med) - 1)))] - med[-1])
-
-
 def steps_to_settle(run, tol: float = 0.05) -> int:
     """First evaluation step from which the training loss stays within ``tol`` (relative) of its final value
     (step 0, one untrained batch, excluded)."""
@@ -125,20 +124,6 @@ def largest_rise(run) -> float:
     v = np.asarray(run.history["val_rel_loss"][1:], dtype=float)
     v = np.where(np.isfinite(v), v, np.inf)
     return float(np.max(np.diff(v))) if len(v) > 1 else 0.0
-
-
-def val_at(run, t: float) -> float:
-    """Relative validation loss at training time ``t`` seconds: the last evaluation at or before ``t``
-    (the first evaluation when ``t`` precedes them all)."""
-    h = run.history
-    i = int(np.searchsorted(h["wall_time"], t, side="right")) - 1
-    return float(h["val_rel_loss"][max(i, 0)])
-
-
-def common_time(*settings) -> float:
-    """The training time every setting reaches: over settings, the minimum of the longest run's final
-    ``wall_time`` (seconds of training steps)."""
-    return min(max(r.history["wall_time"][-1] for r in runs) for runs in settings)
 
 
 def ms_per_step(runs) -> float:
@@ -162,33 +147,116 @@ def relative_spread(model, X: torch.Tensor, C0: torch.Tensor) -> float:
 
 
 # ----------------------------------------------------------------------------------------- claims
-def directional(claim_id, statement, source, paper, low, high, low_name, high_name, *, at_paper=None) -> str:
-    """Record a claim that the paper states as 'low < high' for per-seed values of two settings.
+#: confidence of every interval a learning claim is decided on (two-sided bootstrap over seeds)
+LEVEL = 0.9
+OUTCOMES = ("holds", "fails", "undetermined")
 
-    reproduced: the IQR of ``low`` lies below that of ``high``; partly: the medians agree with the paper
-    but the IQRs overlap (not determined at this scale); not reproduced: the medians are the other way
-    round. At the paper's scale (``at_paper``; default: whether ``LLOYD_SCALE`` is ``paper``) only
-    'reproduced' passes the check. Returns the verdict.
+
+@dataclass(frozen=True)
+class Evidence:
+    """One stated part of a claim and what the seeds say about it: ``outcome`` is "holds" (the
+    interval supports the part), "fails" (it contradicts the part by the stated margin) or
+    "undetermined" (it covers both); ``text`` gives the numbers."""
+
+    part: str
+    outcome: str
+    text: str
+
+
+def _interval(m) -> str:
+    return f"{m.estimate:+.3f}, {m.level:.0%} interval [{m.low:+.3f}, {m.high:+.3f}]"
+
+
+def lower(part: str, a, b, a_name: str, b_name: str, *, paired: bool, margin: float = 0.0) -> Evidence:
+    """The part 'median of ``a`` < median of ``b``' (by more than ``margin``) over per-seed values.
+
+    Decided on the bootstrap interval of median(b) - median(a) (``paired``: of the median of b_i - a_i,
+    for runs of one seed that saw the same tasks): holds when the interval lies above ``margin``, fails
+    when it lies below it.
     """
-    at_paper = book.scale() == "paper" if at_paper is None else bool(at_paper)
-    rel = training.iqr_relation(low, high)
-    med_low, med_high = np.median(low), np.median(high)
-    if rel == "below":
-        verdict, how, ok = "reproduced", "IQRs separate", True
-    elif med_low < med_high:
-        verdict, how, ok = "partly", "same direction, IQRs overlap: not determined at this scale", rel == "overlap"
-    else:
-        verdict, how, ok = "not reproduced", "medians the other way round", med_low >= med_high
+    m = training.median_difference(a, b, paired=paired, level=LEVEL)
+    outcome = "holds" if m.low > margin else "fails" if m.high < margin else "undetermined"
+    how = "paired by seed" if paired else "unpaired"
+    text = f"{a_name} {q3(a)} vs {b_name} {q3(b)}; {b_name} - {a_name} {_interval(m)} ({how}, {len(a)} seeds)"
+    return Evidence(part, outcome, text)
+
+
+def below(part: str, a, threshold: float, a_name: str) -> Evidence:
+    """The part 'median of ``a`` < ``threshold``': holds when the interval of the median lies below it,
+    fails when it lies above it."""
+    m = training.median_difference(a, np.full(len(a), float(threshold)), paired=True, level=LEVEL)
+    outcome = "holds" if m.low > 0 else "fails" if m.high < 0 else "undetermined"
+    return Evidence(part, outcome, f"{a_name} {q3(a)}; {threshold:g} - median {_interval(m)} ({len(a)} seeds)")
+
+
+def above(part: str, a, threshold: float, a_name: str) -> Evidence:
+    """The part 'median of ``a`` > ``threshold``' (see :func:`below`)."""
+    m = training.median_difference(np.full(len(a), float(threshold)), a, paired=True, level=LEVEL)
+    outcome = "holds" if m.low > 0 else "fails" if m.high < 0 else "undetermined"
+    return Evidence(part, outcome, f"{a_name} {q3(a)}; median - {threshold:g} {_interval(m)} ({len(a)} seeds)")
+
+
+def within(part: str, a, b, a_name: str, b_name: str, tol: float, *, paired: bool) -> Evidence:
+    """The part 'the medians of ``a`` and ``b`` differ by less than ``tol``' (an equivalence test): holds
+    when the whole interval of the difference lies inside (-tol, tol), fails when it lies outside."""
+    m = training.median_difference(a, b, paired=paired, level=LEVEL)
+    inside, outside = -tol < m.low and m.high < tol, m.low > tol or m.high < -tol
+    outcome = "holds" if inside else "fails" if outside else "undetermined"
+    text = f"{a_name} {q3(a)} vs {b_name} {q3(b)}; {b_name} - {a_name} {_interval(m)}, tolerance {tol:g}"
+    return Evidence(part, outcome, text)
+
+
+def all_of(part: str, evidence) -> Evidence:
+    """One part made of several cells that must all hold ('L2 is lower in every setting'): fails when
+    any cell fails, holds when every cell holds, else undetermined. The text counts the outcomes and
+    quotes the cell closest to failing (the first undetermined or failing one, else the first)."""
+    evidence = list(evidence)
+    if not evidence:
+        raise ValueError("evidence must hold at least one Evidence, got none")
+    outcomes = [e.outcome for e in evidence]
+    outcome = "fails" if "fails" in outcomes else "holds" if set(outcomes) == {"holds"} else "undetermined"
+    worst = next((e for e in evidence if e.outcome != "holds"), evidence[0])
+    counts = ", ".join(f"{outcomes.count(o)} {o}" for o in OUTCOMES if o in outcomes)
+    return Evidence(part, outcome, f"{len(evidence)} cells: {counts}; e.g. {worst.part}: {worst.text}")
+
+
+def verdict_of(evidence) -> str:
+    """The verdict the parts support: every part holds -> "reproduced"; every part fails -> "not
+    reproduced"; some hold and some fail -> "partly"; any undetermined -> "undetermined" (never a verdict:
+    a check that meets it fails, so the scale must decide the claim)."""
+    outcomes = [e.outcome for e in evidence]
+    if not outcomes or "undetermined" in outcomes:
+        return "undetermined"
+    if all(o == "holds" for o in outcomes):
+        return "reproduced"
+    return "not reproduced" if all(o == "fails" for o in outcomes) else "partly"
+
+
+def decide(claim_id, *, statement, source, paper, expected: str, evidence) -> list:
+    """Record a learning claim whose verdict ``expected`` was stated before the runs were read.
+
+    ``evidence`` is a list of :class:`Evidence` (one per stated part). The check: the parts support
+    exactly the expected verdict (:func:`verdict_of`; "beyond the paper" when every part holds). The row
+    shows each part's outcome and numbers. Returns ``evidence``.
+    """
+    evidence = list(evidence)
+    if not evidence or not all(isinstance(e, Evidence) for e in evidence):
+        raise TypeError("evidence must be a non-empty list of Evidence (from lower, below, above or within)")
+    if expected not in claims.VERDICTS[:4]:
+        raise ValueError(f"expected must be one of {list(claims.VERDICTS[:4])}, got {expected!r}")
+    found = verdict_of(evidence)
+    if expected == "beyond the paper":
+        found = "beyond the paper" if found == "reproduced" else found
     claims.record(
         claim_id,
         statement=statement,
         source=source,
         paper=paper,
-        ours=f"{low_name} {q3(low)} vs {high_name} {q3(high)}; {how}",
-        verdict=verdict,
-        check=bool(ok and (verdict == "reproduced" or not at_paper)),
+        ours="; ".join(f"{e.part}: {e.outcome} ({e.text})" for e in evidence),
+        verdict=expected,
+        check=bool(found == expected),
     )
-    return verdict
+    return evidence
 
 
 # ----------------------------------------------------------------------------------------- tables

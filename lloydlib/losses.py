@@ -57,29 +57,34 @@ def regularized_argmax(z: torch.Tensor, regularizer: str = "NE", dim: int = -1) 
     return sparsemax(z, dim=dim)
 
 
-def _distances(X, C) -> torch.Tensor:
+def _distances(X, C, expand=None) -> torch.Tensor:
     X = check_points(X)
     C = check_centers(C, X)
-    return sqdist(X, C)  # (batch, n, k)
+    return sqdist(X, C, expand=expand)  # (batch, n, k)
 
 
-def smoothed_loss(X: torch.Tensor, C: torch.Tensor, tau: float, regularizer: str = "NE") -> torch.Tensor:
+def smoothed_loss(
+    X: torch.Tensor, C: torch.Tensor, tau: float, regularizer: str = "NE", *, expand: bool | None = None
+) -> torch.Tensor:
     """The smoothed k-means loss L~^tau_Omega of Eqs. 24-29, per task: shape (batch,).
 
     sum_i sum_j P_Omega(-r_i / tau)_j r_ij with r_ij = ||x_i - c_j||^2, without the regulariser term.
     ``regularizer`` is "NE" (softmax, Eq. 26) or "L2" (sparsemax, Eq. 29); ``tau`` > 0 is the
-    temperature (the authors' code calls 1/tau ``loss_itemp``). Differentiable in X and C.
+    temperature (the authors' code calls 1/tau ``loss_itemp``). Differentiable in X and C. ``expand``
+    chooses how r is computed (:func:`lloydlib.distances.sqdist`): training passes True, the cheaper
+    expanded form, whose rounding (a few ulps of ||x||^2 + ||c||^2) no gradient step notices.
     """
     tau = check_positive("tau", tau)
     check_choice("regularizer", regularizer, REGULARIZERS)
-    r = _distances(X, C)
+    r = _distances(X, C, expand)
     P = regularized_argmax(-r / tau, regularizer, dim=2)
     return (P * r).sum(dim=(1, 2))
 
 
 def training_loss(X: torch.Tensor, C: torch.Tensor, tau: float, regularizer: str = "NE") -> torch.Tensor:
-    """The training objective of Eq. 6 on a batch: the mean over tasks of :func:`smoothed_loss` (scalar)."""
-    return smoothed_loss(X, C, tau, regularizer).mean()
+    """The training objective of Eq. 6 on a batch: the mean over tasks of :func:`smoothed_loss` (scalar),
+    with the distances in their expanded form (``expand=True``), as :func:`lloydlib.training.train` computes it."""
+    return smoothed_loss(X, C, tau, regularizer, expand=True).mean()
 
 
 def smoothing_gap(X: torch.Tensor, C: torch.Tensor, tau: float, regularizer: str = "NE") -> torch.Tensor:

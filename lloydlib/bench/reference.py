@@ -98,11 +98,12 @@ def reference_loss(X: torch.Tensor, C: torch.Tensor, tau: float = 0.1) -> torch.
 def lloydlib_loss(X: torch.Tensor, C: torch.Tensor, tau: float = 0.1) -> torch.Tensor:
     """lloydlib's NE training loss, :func:`lloydlib.losses.training_loss` without its input checks.
 
-    The same arithmetic (:func:`lloydlib.distances.sqdist`, then :func:`lloydlib.losses.regularized_argmax`),
+    The same arithmetic (:func:`lloydlib.distances.sqdist` in its expanded form, then
+    :func:`lloydlib.losses.regularized_argmax`),
     so that under ``torch.compile`` the model and the loss form one graph: a value check such as
     "all entries finite" reads a tensor into Python and would cut the graph in pieces.
     """
-    r = sqdist(X, C)
+    r = sqdist(X, C, expand=True)
     return (regularized_argmax(-r / tau, "NE", dim=2) * r).sum(dim=(1, 2)).mean()
 
 

@@ -12,6 +12,7 @@ One run is one :class:`TrainConfig`; :func:`train` trains it (or loads it from t
 - :mod:`~lloydlib.training.sweep`: :func:`grid`, :func:`train_many` (stacks, on an executor), :func:`command`;
 - :mod:`~lloydlib.training.executors`: where stacks train, ``local`` processes or a ``ray`` cluster;
 - :mod:`~lloydlib.training.stats`: :func:`curves`, :func:`group`, :func:`quartiles`, :func:`iqr_relation`,
+  :func:`median_difference`,
   :func:`final_values`;
 - :mod:`~lloydlib.training.cli`: ``python -m lloydlib train --help`` (:func:`main`).
 """
@@ -22,7 +23,7 @@ from .config import DTYPES, EXECUTION_FIELDS, TrainConfig, derive_seed
 from .executors import EXECUTORS
 from .loop import train
 from .stacked import stack_key, train_stack
-from .stats import curves, final_values, group, iqr_relation, quartiles
+from .stats import MedianDifference, curves, final_values, group, iqr_relation, median_difference, quartiles
 from .sweep import command, grid, train_many
 
 __all__ = [
@@ -44,6 +45,8 @@ __all__ = [
     "group",
     "quartiles",
     "iqr_relation",
+    "median_difference",
+    "MedianDifference",
     "gpu_results",
     "command",
     "derive_seed",

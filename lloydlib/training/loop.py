@@ -2,7 +2,7 @@
 
 :func:`train` draws ``batch`` tasks a step from the task generator (Appendix D), maps (X, C0) through one
 learnable layer (:class:`lloydlib.model.LearnableTransformer`, Eq. 4), takes the smoothed k-means loss
-of the output (:func:`lloydlib.losses.smoothed_loss`, Eq. 6) and an Adam step. Every ``eval_every`` steps
+of the output (:func:`lloydlib.losses.training_loss`, Eq. 6) and an Adam step. Every ``eval_every`` steps
 it records the relative loss of Eq. 20 on a fixed validation set of ``val_tasks`` tasks (drawn once per
 seed) and, as the authors' code does, steps ``ReduceLROnPlateau`` on it.
 
@@ -32,7 +32,7 @@ import lloydlib
 
 from .. import hardware
 from .._validate import check_int
-from ..losses import kmeans_loss, lloyd_baseline, smoothed_loss
+from ..losses import kmeans_loss, lloyd_baseline, training_loss
 from ..tasks import sample_tasks
 from .cache import CHECKPOINT, Run, build_model, cache_dir, lookup, read_checkpoint, save_torch, write_result
 from .config import DTYPES, TrainConfig, derive_seed
@@ -217,7 +217,7 @@ def _train(config, run_dir, device, dtype, progress, stop_at) -> Run:
         X, C0 = _tasks(config, config.batch, derive_seed(config.seed, "train", step), device, dtype)
         t0, c0 = time.perf_counter(), time.process_time()
         out = model(X, C0)
-        loss = smoothed_loss(X, out, config.tau, config.loss).mean() if bool(torch.isfinite(out).all()) else None
+        loss = training_loss(X, out, config.tau, config.loss) if bool(torch.isfinite(out).all()) else None
         if loss is None or not bool(torch.isfinite(loss)):
             status, diverged_at = "diverged", step
             break

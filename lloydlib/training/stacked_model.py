@@ -11,9 +11,11 @@ scores (gamma / sqrt(d_emb)) (2 q.k - ||k||^2)) with every matrix product batche
 
 The losses are those of :mod:`lloydlib.losses`, per run: the smoothed loss of Eq. 6 (Eqs. 24-29, with
 softmax for "NE" and sparsemax for "L2") at a per-run temperature tau, and the k-means loss of Eq. 5.
-Sparsemax is written without sorting, so that a compiler can fuse it: for z in R^k the threshold of
-Eq. 28 is kappa(z) = max_j (sum_{i: z_i >= z_j} z_i - 1) / #{i: z_i >= z_j}, and P(z) = max(z - kappa, 0).
-(Each candidate value is at most kappa, with equality at the support's smallest entry.)
+The training loss takes r = ||x||^2 + ||c||^2 - 2 x.c (clamped at 0), as
+:func:`lloydlib.losses.training_loss` does: the subtracted form's (S, B, n, k, d) difference tensor and its
+gradient were most of a step at d=32, k=25. Sparsemax sorts each row of k values (Eq. 28 as written):
+the sort-free form, max over j of candidate thresholds, builds k x k comparisons per point and cost
+5x more at k=25.
 """
 
 from __future__ import annotations
@@ -79,15 +81,22 @@ class StackShape:
         return m
 
 
+def _per_run(Z: torch.Tensor, W: torch.Tensor) -> torch.Tensor:
+    """Z (S, B, m, D) @ W (S, D, r) -> (S, B, m, r) as one (B m, D) x (D, r) product per run (a broadcast
+    matmul would copy W for each of the B tasks and multiply B small matrices instead)."""
+    S, B, m, D = Z.shape
+    return torch.bmm(Z.reshape(S, B * m, D), W).reshape(S, B, m, W.shape[-1])
+
+
 def _lin(Z: torch.Tensor, W: torch.Tensor, b) -> torch.Tensor:
     """Z (S, B, m, D) -> Z W^T + b per run: W (S, r, D), b (S, r) or None -> (S, B, m, r)."""
-    out = Z @ W.transpose(1, 2)[:, None]
+    out = _per_run(Z, W.transpose(1, 2))
     return out if b is None else out + b[:, None, None, :]
 
 
 def _point_keys(keys: torch.Tensor, Q: torch.Tensor, bQ, d: int) -> torch.Tensor:
     """Keys k~ (S, B, m, d + 1) with [x ; 1] . k~ = 2 q . k - ||k||^2 for point queries q = Q[:, :d] x + b_Q."""
-    lin = 2 * keys @ Q[:, None, :, :d]
+    lin = 2 * _per_run(keys, Q[:, :, :d])
     const = -(keys * keys).sum(-1, keepdim=True)
     if bQ is not None:
         const = const + 2 * keys @ bQ[:, None, :, None]
@@ -143,19 +152,28 @@ def _sqdist(X: torch.Tensor, C: torch.Tensor) -> torch.Tensor:
     return ((X[..., :, None, :] - C[..., None, :, :]) ** 2).sum(-1)
 
 
+def _sqdist_expanded(X: torch.Tensor, C: torch.Tensor) -> torch.Tensor:
+    """r = ||x_i||^2 + ||c_j||^2 - 2 x_i . c_j clamped at 0: X (..., n, d), C (..., k, d) -> (..., n, k)."""
+    xx = (X * X).sum(-1)[..., :, None]
+    cc = (C * C).sum(-1)[..., None, :]
+    return (xx + cc - 2 * X @ C.transpose(-1, -2)).clamp_min(0)
+
+
 def sparsemax(z: torch.Tensor) -> torch.Tensor:
-    """Sparsemax (Eqs. 27-28) over the last dimension, without sorting (see the module docstring)."""
-    ge = (z[..., None, :] >= z[..., :, None]).to(z.dtype)  # ge[..., j, i] = [z_i >= z_j]
-    count = ge.sum(-1)
-    total = (ge * z[..., None, :]).sum(-1)
-    kappa = ((total - 1) / count).amax(-1, keepdim=True)
+    """Sparsemax (Eqs. 27-28) over the last dimension: sort z descending, N(z) = max{m : 1 + m z_(m) >
+    sum_{j<=m} z_(j)}, kappa = (sum_{j<=N} z_(j) - 1) / N, P = max(z - kappa, 0)."""
+    zs = z.sort(dim=-1, descending=True).values
+    cum = zs.cumsum(-1) - 1
+    m = torch.arange(1, z.shape[-1] + 1, dtype=z.dtype, device=z.device)
+    N = (m * zs > cum).sum(-1, keepdim=True).clamp_min(1)  # >= 1 (the largest entry qualifies) unless z is not finite
+    kappa = cum.gather(-1, N - 1) / N
     return (z - kappa).clamp_min(0)
 
 
 def smoothed_losses(X: torch.Tensor, C: torch.Tensor, tau: torch.Tensor, regularizer: str) -> torch.Tensor:
     """Eq. 6 per run: the batch mean of the smoothed loss (Eqs. 24-29). X (S, B, n, d), C (S, B, k, d),
     tau (S,) -> (S,)."""
-    r = _sqdist(X, C)
+    r = _sqdist_expanded(X, C)
     z = -r / tau[:, None, None, None]
     P = torch.softmax(z, dim=-1) if regularizer == "NE" else sparsemax(z)
     return (P * r).sum(dim=(2, 3)).mean(dim=1)

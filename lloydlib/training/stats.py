@@ -1,18 +1,20 @@
 """Summaries over runs (usually the seeds of one setting), as the book reports them: median curves with
-their inter-quartile band, final values, and whether two settings' seeds separate."""
+their inter-quartile band, final values, whether two settings' seeds separate, and a bootstrap interval
+for the difference of two settings' medians (:func:`median_difference`), on which claims are decided."""
 
 from __future__ import annotations
 
 import math
 from dataclasses import fields
+from typing import NamedTuple
 
 import numpy as np
 
-from .._validate import check_choice, check_int
+from .._validate import check_bool, check_choice, check_int, check_scalar
 from .cache import Run
 from .config import TrainConfig
 
-__all__ = ["curves", "group", "quartiles", "iqr_relation", "final_values"]
+__all__ = ["curves", "group", "quartiles", "iqr_relation", "final_values", "MedianDifference", "median_difference"]
 
 _METRICS = ("train_loss", "val_rel_loss", "val_loss", "lr", "wall_time")
 
@@ -88,3 +90,62 @@ def final_values(runs, metric: str = "val_rel_loss", window: int = 1) -> np.ndar
     window = check_int("window", window, 1)
     check_choice("metric", metric, _METRICS[:3])
     return np.array([math.inf if r.status == "diverged" else float(np.mean(r.history[metric][-window:])) for r in runs])
+
+
+class MedianDifference(NamedTuple):
+    """``estimate`` of median(b) - median(a) (or, paired, the median of b_i - a_i) and its bootstrap
+    interval [``low``, ``high``] at confidence ``level``."""
+
+    estimate: float
+    low: float
+    high: float
+    level: float
+
+
+def _finite_or_inf(name: str, values) -> np.ndarray:
+    v = np.asarray(values, dtype=np.float64).ravel()
+    if v.size < 2:
+        raise ValueError(f"{name} must hold at least two values (one per seed), got {v.size}")
+    if np.isnan(v).any() or (v == -np.inf).any():
+        raise ValueError(f"{name} must be numbers or +inf (a diverged run), got {v.tolist()}")
+    return v
+
+
+def _median_diff(a: np.ndarray, b: np.ndarray, axis=-1) -> np.ndarray:
+    with np.errstate(invalid="ignore"):
+        d = np.median(b, axis=axis) - np.median(a, axis=axis)
+    return np.where(np.isnan(d), 0.0, d)  # both medians +inf: no difference
+
+
+def median_difference(
+    a, b, *, paired: bool = False, level: float = 0.9, resamples: int = 4000, seed: int = 0
+) -> MedianDifference:
+    """The difference of two settings' per-seed values ``b - a`` in medians, with a percentile bootstrap
+    interval at confidence ``level`` (``resamples`` resamples, drawn from ``seed``: repeatable).
+
+    Unpaired (``paired=False``): median(b) - median(a), resampling each setting's seeds on their own.
+    Paired (the runs of seed i of both settings saw the same tasks): the median of b_i - a_i, resampling
+    seeds. +inf (a diverged run) is allowed and counts as the largest value. A difference whose interval
+    excludes 0 separates the settings at that confidence.
+    """
+    a, b = _finite_or_inf("a", a), _finite_or_inf("b", b)
+    paired = check_bool("paired", paired)
+    level = check_scalar("level", level, min_val=0.0, max_val=1.0, include_boundaries="neither")
+    resamples = check_int("resamples", resamples, 100)
+    seed = check_int("seed", seed, 0)
+    rng = np.random.default_rng(seed)
+    if paired:
+        if a.shape != b.shape:
+            raise ValueError(f"paired values must have one a and one b per seed, got {a.size} and {b.size}")
+        with np.errstate(invalid="ignore"):
+            diff = np.where(np.isinf(a) & np.isinf(b), 0.0, b - a)
+        idx = rng.integers(0, diff.size, size=(resamples, diff.size))
+        est, boot = float(np.median(diff)), np.median(diff[idx], axis=1)
+    else:
+        ia = rng.integers(0, a.size, size=(resamples, a.size))
+        ib = rng.integers(0, b.size, size=(resamples, b.size))
+        est, boot = float(_median_diff(a, b)), _median_diff(a[ia], b[ib], axis=1)
+    # the outer order statistics (no interpolation: conservative, and exact with +inf)
+    lo = np.quantile(boot, (1 - level) / 2, method="lower")
+    hi = np.quantile(boot, (1 + level) / 2, method="higher")
+    return MedianDifference(est, float(lo), float(hi), level)

@@ -59,16 +59,6 @@ def test_auc_is_the_mean_after_step_zero():
     np.testing.assert_array_equal(learning.auc(runs), [2.0, math.inf])
 
 
-def test_late_drop_reads_the_median_curve_over_the_last_fifth():
-    # 11 evaluations: E = 10, m = max(1, int(0.2 * 10)) = 2: med[8] - med[10]
-    curve = np.linspace(2.0, 1.0, 11)
-    runs = [fake_run(curve), fake_run(curve + 0.1), fake_run(curve - 0.1)]
-    assert learning.late_drop(runs) == pytest.approx(curve[8] - curve[10])
-    assert learning.late_drop([fake_run([1.0, 1.0, 1.0])]) == 0.0
-    # a short curve still looks back one evaluation
-    assert learning.late_drop([fake_run([3.0, 2.0, 1.5])]) == pytest.approx(0.5)
-
-
 def test_steps_to_settle_finds_the_first_step_inside_the_band():
     run = fake_run([0, 0, 0, 0, 0], train=[50.0, 20.0, 12.0, 10.4, 10.0])
     assert learning.steps_to_settle(run) == 30  # 10.4 is within 5% of 10; 12 is not
@@ -84,17 +74,7 @@ def test_largest_rise_skips_step_zero_and_reads_nan_as_inf():
     assert learning.largest_rise(fake_run([9.0, 1.0])) == 0.0
 
 
-def test_val_at_takes_the_last_evaluation_not_after_t():
-    run = fake_run([2.0, 1.5, 1.2], wall=[0.0, 5.0, 10.0])
-    assert learning.val_at(run, 7.0) == 1.5
-    assert learning.val_at(run, 10.0) == 1.2
-    assert learning.val_at(run, -1.0) == 2.0
-
-
-def test_common_time_and_ms_per_step():
-    a = [fake_run([1, 1], wall=[0, 4]), fake_run([1, 1], wall=[0, 6])]
-    b = [fake_run([1, 1], wall=[0, 5])]
-    assert learning.common_time(a, b) == 5
+def test_ms_per_step():
     runs = [fake_run([1, 1], seconds=s) for s in (1.0, 2.0, 3.0)]  # 10 steps each
     assert learning.ms_per_step(runs) == pytest.approx(200.0)
 
@@ -109,38 +89,59 @@ def test_center_spread_and_relative_spread():
 
 
 # ----------------------------------------------------------------------------------------- claims
+LOW = np.linspace(1.0, 1.1, 10)
+
+
 @pytest.mark.parametrize(
-    ("low", "high", "verdict", "how"),
-    [
-        ([1.0, 1.1, 1.2], [2.0, 2.1, 2.2], "reproduced", "IQRs separate"),
-        ([1.0, 1.5, 2.5], [1.2, 1.6, 2.6], "partly", "not determined at this scale"),
-        ([2.0, 2.1, 2.2], [1.0, 1.1, 1.2], "not reproduced", "medians the other way round"),
-    ],
+    ("a", "b", "outcome"),
+    [(LOW, LOW + 1, "holds"), (LOW + 1, LOW, "fails"), (LOW, LOW[::-1] + 0.001, "undetermined")],
 )
-def test_directional_verdicts(chapter, low, high, verdict, how):
-    got = learning.directional(
-        "learning-x", "x is lower", "Leaner paper, Fig. 1", "lower", low, high, "A", "B", at_paper=False
+def test_lower_decides_on_the_interval_of_the_median_difference(a, b, outcome):
+    e = learning.lower("A below B", a, b, "A", "B", paired=False)
+    assert (e.part, e.outcome) == ("A below B", outcome)
+    assert e.text.startswith(f"A {learning.q3(a)} vs B {learning.q3(b)}; B - A ") and "90% interval" in e.text
+
+
+def test_below_above_and_within():
+    assert learning.below("beats 1", LOW - 0.5, 1.0, "x").outcome == "holds"
+    assert learning.below("beats 1", LOW + 0.5, 1.0, "x").outcome == "fails"
+    assert learning.below("beats 1", np.linspace(0.9, 1.1, 10), 1.0, "x").outcome == "undetermined"
+    assert learning.above("above 1", LOW + 0.5, 1.0, "x").outcome == "holds"
+    assert learning.within("same", LOW, LOW + 0.01, "A", "B", 0.05, paired=True).outcome == "holds"
+    assert learning.within("same", LOW, LOW + 0.5, "A", "B", 0.05, paired=True).outcome == "fails"
+    assert (
+        learning.within("same", LOW, LOW + np.linspace(0.0, 0.1, 10), "A", "B", 0.05, paired=True).outcome
+        == "undetermined"
     )
-    assert got == verdict
+
+
+def test_verdict_of_parts():
+    holds, fails, undet = (learning.Evidence("p", o, "") for o in learning.OUTCOMES)
+    assert learning.verdict_of([holds, holds]) == "reproduced"
+    assert learning.verdict_of([fails, fails]) == "not reproduced"
+    assert learning.verdict_of([holds, fails]) == "partly"
+    assert learning.verdict_of([holds, undet]) == "undetermined"
+    assert learning.verdict_of([]) == "undetermined"
+
+
+def test_decide_asserts_the_verdict_stated_beforehand(chapter):
+    ok = learning.lower("A below B", LOW, LOW + 1, "A", "B", paired=True)
+    bad = learning.lower("B below A", LOW + 1, LOW, "B", "A", paired=True)
+    args = dict(statement="A is lower", source="Leaner paper, Fig. 1", paper="lower")
+    learning.decide("learning-x", expected="reproduced", evidence=[ok], **args)
     row = claims.claims()[-1]
-    assert (row.id, row.verdict) == ("learning-x", verdict)
-    assert row.ours.startswith(f"A {learning.q3(low)} vs B {learning.q3(high)}; ") and how in row.ours
-
-
-def test_directional_at_paper_scale_accepts_only_reproduced(chapter):
-    args = ("learning-y", "y is lower", "Leaner paper, Fig. 1", "lower")
-    assert learning.directional(*args, [1, 1, 1], [2, 2, 2], "A", "B", at_paper=True) == "reproduced"
-    with pytest.raises(AssertionError, match="learning-y"):
-        learning.directional(*args, [1.0, 1.5, 2.5], [1.2, 1.6, 2.6], "A", "B", at_paper=True)
-
-
-def test_directional_defaults_to_the_active_scale(chapter, monkeypatch):
-    args = ("learning-z", "z is lower", "Leaner paper, Fig. 1", "lower", [1.0, 1.5, 2.5], [1.2, 1.6, 2.6], "A", "B")
-    monkeypatch.setenv("LLOYD_SCALE", "ci")
-    assert learning.directional(*args) == "partly"
-    monkeypatch.setenv("LLOYD_SCALE", "paper")
-    with pytest.raises(AssertionError):
-        learning.directional(*args)
+    assert (row.id, row.verdict) == ("learning-x", "reproduced") and row.ours.startswith("A below B: holds (")
+    learning.decide("learning-y", expected="partly", evidence=[ok, bad], **args)
+    learning.decide("learning-z", expected="beyond the paper", evidence=[ok], **args)
+    with pytest.raises(AssertionError, match="learning-w"):  # the evidence says reproduced, not partly
+        learning.decide("learning-w", expected="partly", evidence=[ok], **args)
+    undet = learning.lower("A below B", LOW, LOW[::-1], "A", "B", paired=False)
+    with pytest.raises(AssertionError, match="learning-v"):  # undetermined never passes
+        learning.decide("learning-v", expected="reproduced", evidence=[undet], **args)
+    with pytest.raises(ValueError, match="expected must be one of"):
+        learning.decide("learning-u", expected="background", evidence=[ok], **args)
+    with pytest.raises(TypeError, match="evidence must be a non-empty list of Evidence"):
+        learning.decide("learning-u", expected="reproduced", evidence=[], **args)
 
 
 # ----------------------------------------------------------------------------------------- tables
@@ -194,3 +195,13 @@ def test_train_grid_trains_once_then_loads_from_the_cache(tmp_path, capsys):
     assert "2 runs: 0 trained now, 2 from the cache" in capsys.readouterr().out
     assert [r.key for r in again] == [r.key for r in runs]
     assert [r.config.seed for r in learning.find_runs([base.replace(seed=s) for s in (1, 5)], tmp_path)] == [1]
+
+
+def test_all_of_fails_on_any_failing_cell():
+    holds, fails, undet = (learning.Evidence(f"cell {o}", o, "t") for o in learning.OUTCOMES)
+    assert learning.all_of("every cell", [holds, holds]).outcome == "holds"
+    merged = learning.all_of("every cell", [holds, undet, fails])
+    assert merged.outcome == "fails" and merged.text.startswith("3 cells: 1 holds, 1 fails, 1 undetermined")
+    assert learning.all_of("every cell", [holds, undet]).outcome == "undetermined"
+    with pytest.raises(ValueError, match="at least one Evidence"):
+        learning.all_of("every cell", [])

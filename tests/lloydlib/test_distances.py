@@ -7,8 +7,9 @@ import pytest
 import torch
 
 import lloydlib as L
-from lloydlib import distances
+from lloydlib import distances, losses
 from lloydlib.distances import DIRECT_LIMIT, sqdist
+from lloydlib.tasks import sample_tasks
 
 F64 = torch.float64
 
@@ -59,3 +60,21 @@ def test_gradients_finite_at_distance_zero():
     A = torch.rand(2, 4, 3, dtype=F64, requires_grad=True)
     sqdist(A, A).sum().backward()
     assert bool(torch.isfinite(A.grad).all())
+
+
+def test_expand_forces_either_form_and_names_a_bad_value():
+    g = torch.Generator().manual_seed(3)
+    A, B = torch.rand(2, 7, 3, generator=g, dtype=torch.float64), torch.rand(2, 5, 3, generator=g, dtype=torch.float64)
+    direct, tol = sqdist(A, B, expand=False, tolerance=True)
+    expanded, etol = sqdist(A, B, expand=True, tolerance=True)
+    assert bool((tol == 0).all()) and bool((etol > 0).all())  # small inputs expand only when asked
+    assert bool(((direct - expanded).abs() <= etol).all())
+    with pytest.raises(TypeError, match="expand must be None, True or False, got 'yes'"):
+        sqdist(A, B, expand="yes")
+
+
+def test_training_loss_uses_the_expanded_distances():
+    X, C = sample_tasks(4, 30, 3, 5, seed=1, dtype=torch.float64)
+    for reg in ("NE", "L2"):
+        exact = losses.smoothed_loss(X, C, 0.1, reg).mean()
+        torch.testing.assert_close(losses.training_loss(X, C, 0.1, reg), exact, rtol=1e-12, atol=0)

@@ -54,7 +54,7 @@ def test_resume_gives_the_same_run_bitwise_in_float64(tmp_path, tiny, dropout):
 def test_a_crash_resumes_from_the_last_checkpoint(tmp_path, tiny, monkeypatch):
     cfg = TrainConfig(**dict(tiny, dtype="float64"))
     full = training.train(cfg, cache_dir=tmp_path / "a", progress=False)
-    real = loop.smoothed_loss
+    real = loop.training_loss
     calls = {"n": 0}
 
     def crash_at_step_23(*args, **kwargs):
@@ -63,10 +63,10 @@ def test_a_crash_resumes_from_the_last_checkpoint(tmp_path, tiny, monkeypatch):
             raise KeyboardInterrupt("simulated interruption")
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(loop, "smoothed_loss", crash_at_step_23)
+    monkeypatch.setattr(loop, "training_loss", crash_at_step_23)
     with pytest.raises(KeyboardInterrupt):
         training.train(cfg, cache_dir=tmp_path / "b", progress=False)
-    monkeypatch.setattr(loop, "smoothed_loss", real)
+    monkeypatch.setattr(loop, "training_loss", real)
     run_dir = tmp_path / "b" / "runs" / cfg.key()
     assert (run_dir / "checkpoint.pt").exists() and not (run_dir / "result.pt").exists()
     resumed = training.train(cfg, cache_dir=tmp_path / "b", progress=False)

@@ -36,7 +36,7 @@ def test_stacked_forward_and_losses_equal_each_model(embedding, bias, fused, mon
         torch.testing.assert_close(shape.model(theta[s])(x, c), expected, rtol=0, atol=0)
 
 
-def test_sort_free_sparsemax_equals_entmax_with_gradients():
+def test_sparsemax_equals_entmax_with_gradients():
     g = torch.Generator().manual_seed(1)
     z = (3 * torch.randn(500, 7, generator=g, dtype=torch.float64)).requires_grad_(True)
     z_ties = torch.tensor([[1.0, 1.0, 0.2, -3.0], [0.5, 0.5, 0.5, 0.5]], dtype=torch.float64)

@@ -49,3 +49,35 @@ def test_group_final_values_quartiles_and_iqr_relation():
         training.quartiles([])
     with pytest.raises(ValueError, match="window must be >= 1"):
         training.final_values(runs, window=0)
+
+
+def test_median_difference_separates_shifted_settings_and_not_equal_ones():
+    rng = np.random.default_rng(1)
+    a = rng.normal(1.0, 0.05, 10)
+    far = training.median_difference(a, a + 0.5)
+    assert 0.4 < far.low <= far.estimate <= far.high < 0.6 and far.level == 0.9
+    same = training.median_difference(a, rng.permutation(a))
+    assert same.estimate == 0 and same.low < 0 < same.high
+    # paired: a common per-seed offset cancels, so a small shift separates
+    base = rng.normal(0, 1.0, 10)
+    shift = training.median_difference(base, base + 0.01 + rng.normal(0, 1e-3, 10), paired=True)
+    assert shift.low > 0
+    assert training.median_difference(base, base + 0.01, paired=False).low < 0  # lost in the spread
+    # repeatable, and +inf (diverged runs) is the largest value
+    assert training.median_difference(a, a + 0.5) == far
+    div = training.median_difference(a, np.full(10, np.inf))
+    assert div.estimate == np.inf and div.low == np.inf
+    assert training.median_difference(np.full(3, np.inf), np.full(3, np.inf)).estimate == 0
+
+
+def test_median_difference_names_bad_arguments():
+    with pytest.raises(ValueError, match="a must hold at least two values"):
+        training.median_difference([1.0], [1.0, 2.0])
+    with pytest.raises(ValueError, match="b must be numbers or \\+inf"):
+        training.median_difference([1.0, 2.0], [1.0, math.nan])
+    with pytest.raises(ValueError, match="level must be > 0.0 and < 1.0"):
+        training.median_difference([1.0, 2.0], [1.0, 2.0], level=1.0)
+    with pytest.raises(ValueError, match="one a and one b per seed"):
+        training.median_difference([1.0, 2.0], [1.0, 2.0, 3.0], paired=True)
+    with pytest.raises(TypeError, match="paired must be"):
+        training.median_difference([1.0, 2.0], [1.0, 2.0], paired="yes")
