@@ -39,6 +39,7 @@ __all__ = [
     "auc",
     "steps_to_settle",
     "largest_rise",
+    "step_ms",
     "ms_per_step",
     "center_spread",
     "relative_spread",
@@ -51,6 +52,10 @@ __all__ = [
     "all_of",
     "verdict_of",
     "decide",
+    "WALL_NS",
+    "paper_sweeps",
+    "sweep_configs",
+    "sweep_commands",
     "fmt_list",
     "settings_table",
     "departures",
@@ -126,9 +131,17 @@ def largest_rise(run) -> float:
     return float(np.max(np.diff(v))) if len(v) > 1 else 0.0
 
 
+def step_ms(runs, clock: str = "wall") -> np.ndarray:
+    """Per-run milliseconds per training step (steps only, validation excluded), shape ``(len(runs),)``:
+    ``1000 * info['seconds'] / steps`` on the wall clock, or ``info['cpu_seconds']`` with ``clock="cpu"``
+    (which other processes on the machine disturb less)."""
+    key = {"wall": "seconds", "cpu": "cpu_seconds"}[clock]
+    return np.array([1000 * r.info[key] / len(r.train_losses) for r in runs])
+
+
 def ms_per_step(runs) -> float:
-    """Median over seeds of the milliseconds per training step: ``1000 * info['seconds'] / steps``."""
-    return float(np.median([1000 * r.info["seconds"] / len(r.train_losses) for r in runs]))
+    """Median over seeds of the wall-clock milliseconds per training step (:func:`step_ms`)."""
+    return float(np.median(step_ms(runs)))
 
 
 def center_spread(C: torch.Tensor) -> torch.Tensor:
@@ -257,6 +270,80 @@ def decide(claim_id, *, statement, source, paper, expected: str, evidence) -> li
         check=bool(found == expected),
     )
     return evidence
+
+
+# ----------------------------------------------------------------------------------------- GPU sweeps
+#: Fig. 17's points per task in the paper
+WALL_NS = [256, 512, 1024]
+
+
+def paper_sweeps(p) -> list[tuple[str, list[tuple[training.TrainConfig, dict]], bool]]:
+    """The two learning chapters' sweeps at the settings ``p`` (usually ``book.params("learning", "paper")``),
+    in the order a GPU should train them: ``(name, [(base config, axes)], unstacked)`` for Figs. 10a, 10b,
+    14, 11, 13, 15 and 17. ``axes`` include the seeds; Fig. 17 times single runs, so it trains unstacked."""
+    base = training.TrainConfig(**p["base"])
+    shape = base.replace(steps=p["shape_steps"])
+    tau = dict(tau=p["taus"], embedding=p["embeddings"], loss=p["losses"], seed=p["seeds"])
+    wall = base.replace(tau=p["wall_tau"], loss="L2", clip=p["wall_clip"], steps=p["wall_steps"])
+    lr = dict(d=p["lr_ds"], lr=p["lrs"], embedding=p["lr_embeddings"], loss=p["sub_losses"], seed=p["seeds"])
+    return [
+        ("Fig. 10a", [(base.replace(d=4), tau)], False),
+        ("Fig. 10b", [(base.replace(d=32), tau)], False),
+        (
+            "Fig. 14",
+            [(shape, dict(d=p["ds"], tau=p["d_taus"], embedding=p["d_embeddings"], loss=p["losses"], seed=p["seeds"]))],
+            False,
+        ),
+        ("Fig. 11", [(base.replace(steps=p["lr_steps"]), lr)], False),
+        (
+            "Fig. 13",
+            [(shape, dict(n=p["ns"], embedding=p["n_embeddings"], loss=p["sub_losses"], seed=p["n_seeds"]))],
+            False,
+        ),
+        (
+            "Fig. 15",
+            [
+                (
+                    shape.replace(d=d, tau=t),
+                    dict(k=p["ks"], embedding=p["embeddings"], loss=p["sub_losses"], seed=p["k_seeds"]),
+                )
+                for d, t in p["k_cases"]
+            ],
+            False,
+        ),
+        (
+            "Fig. 17",
+            [
+                (wall.replace(d=d, k=k), dict(n=WALL_NS, embedding=["OH", "BN"], seed=p["seeds"]))
+                for d, k in p["wall_cases"]
+            ],
+            True,
+        ),
+    ]
+
+
+def sweep_configs(specs) -> list:
+    """Every config of a sweep's ``[(base config, axes)]``, in order."""
+    return [c for base, axes in specs for c in training.grid(base, **axes)]
+
+
+def _value(v) -> str:
+    return f"{v:g}" if isinstance(v, float) else str(v)
+
+
+def sweep_commands(specs, unstacked: bool, cache: str) -> list[str]:
+    """The shell commands that train a sweep's ``[(base config, axes)]`` into the cache root ``cache``:
+    one ``python -m lloydlib train`` sweep per entry, or, ``unstacked``, shell loops of one-run command
+    lines (the command line stacks the runs it is given)."""
+    tail = f" --cache-dir {cache}"
+    if not unstacked:
+        return [training.command(b, **axes) + tail for b, axes in specs]
+    out = []
+    for b, axes in specs:
+        loops = "".join(f"for {f} in {' '.join(_value(v) for v in vs)}; do " for f, vs in axes.items())
+        opts = "".join(f" --{f.replace('_', '-')} ${f}" for f in axes)
+        out.append(loops + training.command(b) + opts + tail + "; done" * len(axes))
+    return out
 
 
 # ----------------------------------------------------------------------------------------- tables

@@ -96,12 +96,11 @@ SCALES: dict[str, dict[str, dict]] = {
     # every run of chapter 04 starts from; shape_steps: the steps of chapter 05's sweeps; seeds; workers: CPU
     # processes training at once (1 on a GPU). Sweeps, each a list: embeddings x losses x taus x tau_ds
     # (Fig. 2a/10), ds x d_taus with d_embeddings (Fig. 14), lrs x lr_ds with lr_embeddings and lr_steps
-    # (Fig. 11), ns with n_embeddings and n_seeds (Fig. 13), ks with k_cases [[d, tau]] and k_seeds (Fig. 15);
+    # (Fig. 11), ns with n_embeddings and n_seeds (Fig. 13), ks with k_cases [[d, tau]] and k_seeds (Fig. 15;
     # 20 seeds on CPU for these two, where 10 left BN at n=64 against n=32, and BN against NA at k=16,
-    # undecided after 3,000 steps; sub_losses: the
-    # regularisers of Figs. 11, 13 and 15; wall_cases [[d, k]] at wall_n, wall_tau, wall_clip for wall_steps
-    # (Fig. 17); cli_steps: the runs the command-line demonstration trains; gap_*: tasks and temperatures
-    # for the smoothing-gap pictures (no training).
+    # undecided after 3,000 steps); sub_losses: the regularisers of Figs. 11, 13 and 15; wall_cases [[d, k]]
+    # at wall_n, wall_tau, wall_clip for wall_steps (Fig. 17); cli_steps: the runs the command-line
+    # demonstration trains; gap_*: tasks and temperatures for the smoothing-gap pictures (no training).
     # ci is default: no smaller setting decides the learning claims (10 seeds leave the plateau of Fig. 10
     # only after about 2,000 steps at n=32, and at n=16 or 800 steps no setting beats one Lloyd step), so
     # these two chapters take about 15 minutes each at ci, not one (see the chapters' settings tables).

@@ -2,8 +2,7 @@
 
 Small inputs subtract directly, so equal vectors give exactly equal distances (exact zeros, exact ties).
 Large inputs (or ``expand=True``) expand ||a||^2 + ||b||^2 - 2 a.b clamped at 0, as BLAS-based k-means
-codes do; the
-rounding of that expansion is bounded by a few ulps of ||a||^2 + max ||b||^2, which
+codes do; the rounding of that expansion is bounded by a few ulps of ||a||^2 + max ||b||^2, which
 ``tolerance=True`` returns as the margin within which two distances count as a tie. No square root is
 taken, so gradients stay finite at distance 0.
 """

@@ -22,13 +22,13 @@ import argparse
 import sys
 from pathlib import Path
 
+from lloydbook.learning import paper_sweeps, sweep_commands, sweep_configs
 from lloydbook.scales import SCALES
 from lloydlib import training
 from lloydlib.training.sweep import plan
 
 STEP_SECONDS = 0.0094  # one run's training step on an H200 at n=512 (launch-bound)
 STACK_RUNS = 64  # a stack of up to this many runs costs about one run
-WALL_NS = [256, 512, 1024]  # Fig. 17's points per task
 
 
 def t_step(n: int) -> float:
@@ -36,78 +36,16 @@ def t_step(n: int) -> float:
     return STEP_SECONDS * max(1.0, (n / 512) ** 2)
 
 
-def _sweeps(params: dict) -> list[tuple[str, list[tuple[training.TrainConfig, dict]], bool]]:
-    """(name, [(base config, axes)], unstacked) of every part, in priority order."""
-    p = params
-    base = training.TrainConfig(**p["base"])
-    seeds = dict(seed=p["seeds"])
-    shape = base.replace(steps=p["shape_steps"])
-    tau = dict(tau=p["taus"], embedding=p["embeddings"], loss=p["losses"], **seeds)
-    wall = base.replace(tau=p["wall_tau"], loss="L2", clip=p["wall_clip"], steps=p["wall_steps"])
-    return [
-        ("Fig. 10a", [(base.replace(d=4), tau)], False),
-        ("Fig. 10b", [(base.replace(d=32), tau)], False),
-        (
-            "Fig. 14",
-            [(shape, dict(d=p["ds"], tau=p["d_taus"], embedding=p["d_embeddings"], loss=p["losses"], **seeds))],
-            False,
-        ),
-        (
-            "Fig. 11",
-            [
-                (
-                    base.replace(steps=p["lr_steps"]),
-                    dict(d=p["lr_ds"], lr=p["lrs"], embedding=p["lr_embeddings"], loss=p["sub_losses"], **seeds),
-                )
-            ],
-            False,
-        ),
-        ("Fig. 13", [(shape, dict(n=p["ns"], embedding=p["n_embeddings"], loss=p["sub_losses"], **seeds))], False),
-        (
-            "Fig. 15",
-            [
-                (shape.replace(d=d, tau=t), dict(k=p["ks"], embedding=p["embeddings"], loss=p["sub_losses"], **seeds))
-                for d, t in p["k_cases"]
-            ],
-            False,
-        ),
-        (
-            "Fig. 17",
-            [(wall.replace(d=d, k=k), dict(n=WALL_NS, embedding=["OH", "BN"], **seeds)) for d, k in p["wall_cases"]],
-            True,
-        ),
-    ]
-
-
 def parts(params: dict | None = None) -> list[tuple[str, list[training.TrainConfig], bool]]:
     """(name, configs, unstacked) of every part in priority order (default: the paper's settings)."""
     params = SCALES["learning"]["paper"] if params is None else params
-    return [
-        (name, [c for b, axes in specs for c in training.grid(b, **axes)], un) for name, specs, un in _sweeps(params)
-    ]
+    return [(name, sweep_configs(specs), un) for name, specs, un in paper_sweeps(params)]
 
 
 def estimate_seconds(configs, unstacked: bool = False) -> float:
     """Estimated GPU seconds to train ``configs`` (see the module's time model)."""
     stacks = [[c] for c in configs] if unstacked else plan(list(configs), workers=1)
     return sum(max(c.steps for c in s) * t_step(s[0].n) * max(1.0, len(s) / STACK_RUNS) for s in stacks)
-
-
-def _value(v) -> str:
-    return f"{v:g}" if isinstance(v, float) else str(v)
-
-
-def commands(specs, unstacked: bool, cache: str) -> list[str]:
-    """The shell commands that train a part into the cache root ``cache``."""
-    tail = f" --cache-dir {cache}"
-    if not unstacked:
-        return [training.command(b, **axes) + tail for b, axes in specs]
-    out = []  # one run per command line: a stack of one (the command line stacks what it is given)
-    for b, axes in specs:
-        loops = "".join(f"for {f} in {' '.join(_value(v) for v in vs)}; do " for f, vs in axes.items())
-        opts = "".join(f" --{f.replace('_', '-')} ${f}" for f in axes)
-        out.append(loops + training.command(b) + opts + tail + "; done" * len(axes))
-    return out
 
 
 def _minutes(text: str) -> float:
@@ -143,7 +81,7 @@ def main(argv=None) -> int:
         "Fig. 17 trains one run at a time."
     )
     seen, total, fit = set(), 0.0, []
-    specs = {name: (s, un) for name, s, un in _sweeps(SCALES["learning"]["paper"])}
+    specs = {name: (s, un) for name, s, un in paper_sweeps(SCALES["learning"]["paper"])}
     for i, (name, configs, unstacked) in enumerate(parts(), 1):
         unique = list({c.key(): c for c in configs if c.key() not in seen}.values())
         seen.update(c.key() for c in configs)
@@ -161,7 +99,7 @@ def main(argv=None) -> int:
             f"{len(configs) - len(unique)} in earlier parts), {stacks} stack(s), "
             f"~{seconds / 60:.1f} min (cumulative {total / 3600:.2f} h){mark}"
         )
-        for line in commands(*specs[name], cache):
+        for line in sweep_commands(*specs[name], cache):
             print("   " + line)
     print(f"\nTotal: ~{total / 3600:.2f} h of GPU time for the runs not yet done.")
     if args.budget_minutes is not None:
@@ -170,7 +108,7 @@ def main(argv=None) -> int:
             print("set -e")
             for name in fit:
                 print(f"# {name}")
-                for line in commands(*specs[name], cache):
+                for line in sweep_commands(*specs[name], cache):
                     print(line)
     return 0
 

@@ -25,6 +25,7 @@ import math
 import torch
 import torch.nn.functional as F
 
+from ..distances import sqdist
 from ..embeddings import cluster_codes, embedding_dim
 from ..model import LearnableTransformer
 
@@ -147,16 +148,11 @@ def stacked_forward(shape: StackShape, theta: torch.Tensor, X: torch.Tensor, C: 
     return C + head(q3, k3, v3) + head(q4, k4, v4)
 
 
-def _sqdist(X: torch.Tensor, C: torch.Tensor) -> torch.Tensor:
-    """r = ||x_i - c_j||^2: X (..., n, d), C (..., k, d) -> (..., n, k), by subtraction (exact)."""
-    return ((X[..., :, None, :] - C[..., None, :, :]) ** 2).sum(-1)
-
-
-def _sqdist_expanded(X: torch.Tensor, C: torch.Tensor) -> torch.Tensor:
-    """r = ||x_i||^2 + ||c_j||^2 - 2 x_i . c_j clamped at 0: X (..., n, d), C (..., k, d) -> (..., n, k)."""
-    xx = (X * X).sum(-1)[..., :, None]
-    cc = (C * C).sum(-1)[..., None, :]
-    return (xx + cc - 2 * X @ C.transpose(-1, -2)).clamp_min(0)
+def _sqdist(X: torch.Tensor, C: torch.Tensor, expand: bool) -> torch.Tensor:
+    """r = ||x_i - c_j||^2 by :func:`lloydlib.distances.sqdist` over any leading dimensions:
+    X (..., n, d), C (..., k, d) -> (..., n, k); subtracted (exact) or, ``expand``, expanded."""
+    r = sqdist(X.flatten(0, -3), C.flatten(0, -3), expand=expand)
+    return r.view(*X.shape[:-1], C.shape[-2])
 
 
 def sparsemax(z: torch.Tensor) -> torch.Tensor:
@@ -173,7 +169,7 @@ def sparsemax(z: torch.Tensor) -> torch.Tensor:
 def smoothed_losses(X: torch.Tensor, C: torch.Tensor, tau: torch.Tensor, regularizer: str) -> torch.Tensor:
     """Eq. 6 per run: the batch mean of the smoothed loss (Eqs. 24-29). X (S, B, n, d), C (S, B, k, d),
     tau (S,) -> (S,)."""
-    r = _sqdist_expanded(X, C)
+    r = _sqdist(X, C, expand=True)
     z = -r / tau[:, None, None, None]
     P = torch.softmax(z, dim=-1) if regularizer == "NE" else sparsemax(z)
     return (P * r).sum(dim=(2, 3)).mean(dim=1)
@@ -181,4 +177,4 @@ def smoothed_losses(X: torch.Tensor, C: torch.Tensor, tau: torch.Tensor, regular
 
 def kmeans_losses(X: torch.Tensor, C: torch.Tensor) -> torch.Tensor:
     """The k-means loss of Eq. 5 per task: X (..., n, d), C (..., k, d) -> (...)."""
-    return _sqdist(X, C).amin(-1).sum(-1)
+    return _sqdist(X, C, expand=False).amin(-1).sum(-1)

@@ -205,3 +205,34 @@ def test_all_of_fails_on_any_failing_cell():
     assert learning.all_of("every cell", [holds, undet]).outcome == "undetermined"
     with pytest.raises(ValueError, match="at least one Evidence"):
         learning.all_of("every cell", [])
+
+
+def test_step_ms_reads_either_clock():
+    runs = [fake_run([1, 1], seconds=s) for s in (1.0, 2.0)]  # 10 steps each
+    for r, cpu in zip(runs, (0.5, 1.5)):
+        r.info["cpu_seconds"] = cpu
+    assert learning.step_ms(runs).tolist() == pytest.approx([100.0, 200.0])
+    assert learning.step_ms(runs, clock="cpu").tolist() == pytest.approx([50.0, 150.0])
+
+
+def test_paper_sweeps_in_priority_order_with_their_seeds():
+    from lloydbook.scales import SCALES
+
+    p = SCALES["learning"]["paper"]
+    sweeps = learning.paper_sweeps(p)
+    assert [name for name, _, _ in sweeps] == [
+        "Fig. 10a",
+        "Fig. 10b",
+        "Fig. 14",
+        "Fig. 11",
+        "Fig. 13",
+        "Fig. 15",
+        "Fig. 17",
+    ]
+    by = {name: (specs, unstacked) for name, specs, unstacked in sweeps}
+    assert {c.seed for c in learning.sweep_configs(by["Fig. 13"][0])} == set(p["n_seeds"])
+    assert {c.n for c in learning.sweep_configs(by["Fig. 17"][0])} == set(learning.WALL_NS) and by["Fig. 17"][1]
+    (loop, *_) = learning.sweep_commands(*by["Fig. 17"], "out")
+    assert loop.startswith("for n in 256 512 1024; do ") and loop.endswith("--cache-dir out; done; done; done")
+    (cmd,) = learning.sweep_commands(*by["Fig. 10a"], "out")
+    assert cmd.startswith("python -m lloydlib train") and "--tau 1 0.25 0.14 0.1" in cmd
