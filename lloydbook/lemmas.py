@@ -1,4 +1,4 @@
-"""Figures, tables and search bookkeeping of the chapter "The Lipschitz and norm-bound lemmas" (book/08_lemmas.ipynb).
+"""Figures, tables and search bookkeeping of the chapter "The Lipschitz and norm-bound lemmas" (book/09_lemmas.ipynb).
 
 The chapter keeps the prose, the claims and their checks; this module runs the repetitive searches
 (sweeps of :mod:`lloydlib.theory`'s sandwiches over a grid), builds the rows of its tables and draws its

@@ -124,7 +124,66 @@ SCALES: dict[str, dict[str, dict]] = {
                   "gap_tasks": 320, "gap_n": 512,
                   "gap_taus": [1e-3, 3e-3, 1e-2, 3e-2, 0.1, 0.25, 1.0, 3.0, 10.0]},
     },
-    # --- chapter "The Lipschitz and norm-bound lemmas" (book/08_lemmas.ipynb) ---
+    # --- chapter "Many steps and new inputs" (book/06_many_steps.ipynb) ---
+    # Evaluates the runs chapter 04 trained (its tau grid, book.params("learning")): no training of its own.
+    # T steps on `tasks` evaluation tasks per trained seed (Fig. 6, Appendix C); Fig. 7's shifts on
+    # shift_tasks, the scale-doubled shift on doubled_tasks (its effect is about 1%); Fig. 12 on n_tasks tasks at
+    # n = n_ratios x the training n (the paper's 1/4 to 4 of its n = 512)
+    "steps": {
+        "ci": {"T": 20, "tasks": 64, "shift_tasks": 512, "doubled_tasks": 2048, "n_tasks": 128,
+               "n_ratios": [0.25, 0.5, 2, 4]},
+        "default": {"T": 20, "tasks": 256, "shift_tasks": 1024, "doubled_tasks": 2048, "n_tasks": 256,
+                    "n_ratios": [0.25, 0.5, 2, 4]},
+        "paper": {"T": 20, "tasks": 320, "shift_tasks": 1024, "doubled_tasks": 2048, "n_tasks": 320,
+                  "n_ratios": [0.25, 0.5, 2, 4]},
+    },
+    # --- chapter "Distribution families and task dissimilarity" (book/07_families.ipynb) ---
+    # train: the family sweep (base TrainConfig fields, then the axes); its normal-family runs at tau=0.1 are
+    # chapter 05's d=4 runs (same config), so only the other families and tau=1 train here.
+    # Evaluation (no training): the transfer grid (Figs. 8, 18) of the grid_loss runs at grid_tau, T re-embedding
+    # steps, on test_tasks tasks per test family; EMD matrices (Figs. 9, 19) at emd_task = [n, d, k] (the
+    # paper's task setting) and at the training setting, emd_per (Fig. 9) and emd_big (Fig. 19) tasks per
+    # family, emd_draws independent Fig. 9-size draws for the intervals; the squeeze of cauchy tasks at
+    # squeeze_ns points (squeeze_tasks tasks); resamples: bootstrap resamples of the rank correlation.
+    "families": {
+        "ci": {"base": {**_LEARNING["base"], "steps": _LEARNING["shape_steps"]},
+               "families": ["normal", "cauchy", "gumbel", "laplace", "lognormal"], "taus": [1.0, 0.1],
+               "embeddings": ["OH", "BN"], "losses": ["NE", "L2"], "seeds": _LEARNING["seeds"], "workers": 2,
+               "grid_loss": "L2", "grid_tau": 0.1, "T": 20, "test_tasks": 128, "emd_task": [512, 32, 10],
+               "emd_per": 4, "emd_big": 16, "emd_draws": 10, "squeeze_tasks": 64, "squeeze_ns": [32, 512],
+               "resamples": 1000},
+        "default": {"base": {**_LEARNING["base"], "steps": _LEARNING["shape_steps"]},
+                    "families": ["normal", "cauchy", "gumbel", "laplace", "lognormal"], "taus": [1.0, 0.1],
+                    "embeddings": ["OH", "BN"], "losses": ["NE", "L2"], "seeds": _LEARNING["seeds"], "workers": 2,
+                    "grid_loss": "L2", "grid_tau": 0.1, "T": 20, "test_tasks": 320, "emd_task": [512, 32, 10],
+                    "emd_per": 4, "emd_big": 16, "emd_draws": 20, "squeeze_tasks": 128, "squeeze_ns": [32, 128, 512],
+                    "resamples": 2000},
+        "paper": {"base": {"d": 32, "k": 10, "n": 512, "steps": 10000, "tau": 0.1, "loss": "L2", "embedding": "BN"},
+                  "families": ["normal", "cauchy", "gumbel", "laplace", "lognormal"], "taus": [1.0, 0.1],
+                  "embeddings": ["OH", "BN", "NA"], "losses": ["NE", "L2"], "seeds": list(range(10)), "workers": 1,
+                  "grid_loss": "L2", "grid_tau": 0.1, "T": 20, "test_tasks": 320, "emd_task": [512, 32, 10],
+                  "emd_per": 4, "emd_big": 16, "emd_draws": 20, "squeeze_tasks": 128, "squeeze_ns": [32, 128, 512],
+                  "resamples": 2000},
+    },
+    # --- chapter "Loss landscapes" (book/08_landscapes.ipynb) ---
+    # Evaluates chapter 05's d sweep (Fig. 3) and chapter 07's family runs (Fig. 5): no training of its own.
+    # grid x grid points on [-radius, radius]^2 (odd: the centre is the trained model); loss_*: Fig. 3's
+    # evaluation tasks (at the training n); rise_*: the further planes (and their grid) whose mean steepness
+    # compares OH with BN (one plane's steepness depends on its directions); gap_*: Fig. 5's evaluation tasks
+    # (at the paper's n = 512) and their coarser grid; gap_losses, gap_embeddings, gap_tau: which family runs
+    # Fig. 5 looks at. About 2 minutes at ci and 4 at default on 2 CPU cores once the runs are cached.
+    "landscapes": {
+        "ci": {"grid": 21, "radius": 1.0, "loss_tasks": 16, "rise_planes": 4, "rise_grid": 11,
+               "gap_n": 512, "gap_tasks": 2, "gap_grid": 9,
+               "gap_losses": ["L2"], "gap_embeddings": ["OH", "BN"], "gap_tau": 0.1},
+        "default": {"grid": 21, "radius": 1.0, "loss_tasks": 32, "rise_planes": 4, "rise_grid": 11,
+                    "gap_n": 512, "gap_tasks": 4, "gap_grid": 11,
+                    "gap_losses": ["L2"], "gap_embeddings": ["OH", "BN"], "gap_tau": 0.1},
+        "paper": {"grid": 41, "radius": 1.0, "loss_tasks": 320, "rise_planes": 8, "rise_grid": 21,
+                  "gap_n": 512, "gap_tasks": 64, "gap_grid": 41,
+                  "gap_losses": ["L2"], "gap_embeddings": ["OH", "BN"], "gap_tau": 0.1},
+    },
+    # --- chapter "The Lipschitz and norm-bound lemmas" (book/09_lemmas.ipynb) ---
     "lemmas": {
         # restarts/steps/pairs: every sandwich's gradient ascent and random pairs; gammas: the sweep of the
         # attention lemmas (at d_emb=sweep_demb, m=m'=4, rho=rho'=1); demb_s, m_s, mp_s: the other sweeps;
@@ -155,7 +214,7 @@ SCALES: dict[str, dict[str, dict]] = {
                   "lip_tasks": 64, "lip_n": 512, "tr_d": 4, "tr_k": 10, "tr_n": 512, "tr_steps": 2000,
                   "tr_seeds": [0, 1, 2, 3, 4], "tr_val": 320, "tr_every": 50},
     },
-    # --- chapter "Attention-based clustering" (book/09_attention_clustering.ipynb) ---
+    # --- chapter "Attention-based clustering" (book/10_attention_clustering.ipynb) ---
     "quantization": {
         # training task: d_train dims, L_train tokens, scale c = c_rel / a, centroids from seed_mu, step lr;
         # pgd_*: exact population PGD; sgd_*: stochastic PGD on fresh prompts (batch per run and step);

@@ -1,4 +1,4 @@
-"""The book layer of the chapter "Attention-based clustering" (book/09_attention_clustering.ipynb).
+"""The book layer of the chapter "Attention-based clustering" (book/10_attention_clustering.ipynb).
 
 The chapter keeps the model, the experiments, the claims and the glue; this subpackage holds what only
 tallies or displays them: :mod:`.summaries` (Monte Carlo check list, summaries of training runs, the maps

@@ -4,7 +4,7 @@ The model of "Attention-based clustering" (Maulen-Soto, Marion, Boyer; arXiv 250
 The paper's full text was not available: what its summary gives ("Approach", "Key results",
 "Measured effects") is quoted, and what is reconstructed from it (the data model, the two readings R1
 and R2 of the two-head layer, the risk, the manifold M, the penalty) is set out, with its
-uncertainties, in the book's appendix "How the model is reconstructed" (``book/09a_reconstruction.md``).
+uncertainties, in the book's appendix "How the model is reconstructed" (``book/10a_reconstruction.md``).
 
 Layout (as everywhere in lloydlib): tokens are rows, batch first. A prompt is X (batch, L, d); the K
 centroids are the rows of mu (K, d) or (batch, K, d); head vectors are the rows of Lam (H, d) (one set for

@@ -79,7 +79,7 @@ def test_scorecard_totals_sums_every_verdict_column():
     from lloydbook.claims import VERDICTS
 
     ncol = len(VERDICTS) + 1  # one count per verdict, then the chapter's number of claims
-    doc, tbody = summary_table([["01_lloyd"] + ["1"] * ncol, ["08_lemmas"] + [str(j) for j in range(ncol)]])
+    doc, tbody = summary_table([["01_lloyd"] + ["1"] * ncol, ["09_lemmas"] + [str(j) for j in range(ncol)]])
     sphinx_scorecard.ScorecardTotals(doc).run()
     last = list(tbody.findall(nodes.row))[-1]
     assert [e.astext() for e in last.children] == ["Total"] + [str(1 + j) for j in range(ncol)]

@@ -1,0 +1,284 @@
+"""The chapter *Distribution families and task dissimilarity* (``book/07_families.ipynb``): its tasks,
+evaluations, statistics and figures (the Leaner paper's Figs. 4, 8, 9, 16, 18 and 19).
+
+Seeds: the test tasks of the transfer grid come from :data:`EVAL_SEED` and the EMD draws from
+:data:`EMD_SEED` (the chapter's), :data:`PILOT_SEED` gave the pilot that set the chapter's expectations;
+training streams use :func:`lloydlib.training.derive_seed`, 63-bit seeds, so none of these meet them.
+
+Shapes: a *cell* of the transfer grid is ``(train family, test family)``; its values are numpy arrays over
+the training seeds, ``(seeds,)``; +inf marks a run that diverged in training or whose centers were not
+finite on some test task.
+"""
+
+from __future__ import annotations
+
+import math
+
+import matplotlib.pyplot as plt
+import numpy as np
+import torch
+from matplotlib.colors import LogNorm
+from scipy.stats import spearmanr
+
+from lloydlib import sample_tasks
+from lloydlib._validate import check_int
+from lloydlib.generalisation.dissimilarity import block_summary, emd_matrix, task_to_blocks
+from lloydlib.generalisation.multistep import lloyd_objectives, model_objectives
+
+__all__ = [
+    "EVAL_SEED",
+    "EMD_SEED",
+    "PILOT_SEED",
+    "family_tasks",
+    "emd_draws",
+    "isolated_fraction",
+    "block_row",
+    "test_tasks",
+    "transfer",
+    "cell_medians",
+    "degradation",
+    "rank_correlation",
+    "same_family_figure",
+    "grid_figure",
+    "emd_figure",
+    "squeeze_figure",
+    "correlation_figure",
+]
+
+EVAL_SEED = 10_000
+EMD_SEED = 20_000
+PILOT_SEED = 90_000
+
+
+# ----------------------------------------------------------------------------------------- tasks
+def family_tasks(per_family: int, n: int, d: int, k: int, families, seed: int, dtype=torch.float64):
+    """``per_family`` tasks of each family, in the order of ``families`` (the block order of Fig. 9):
+    ``(X, C0, labels)`` with X (F * per_family, n, d), C0 (F * per_family, k, d) and one family name per
+    task. Family ``i`` is drawn from seed ``seed + i``."""
+    per_family = check_int("per_family", per_family, 1)
+    seed = check_int("seed", seed, 0)
+    parts = [sample_tasks(per_family, n, d, k, family=f, seed=seed + i, dtype=dtype) for i, f in enumerate(families)]
+    labels = [f for f in families for _ in range(per_family)]
+    return torch.cat([p[0] for p in parts]), torch.cat([p[1] for p in parts]), labels
+
+
+def emd_draws(draws: int, per_family: int, n: int, d: int, k: int, families, seed: int) -> list:
+    """``draws`` independent EMD matrices (Fig. 9): ``[(M, labels)]`` with ``M`` (F * per_family,) * 2,
+    draw ``r`` from the seeds ``seed + 100 * r + i``."""
+    draws = check_int("draws", draws, 1)
+    out = []
+    for r in range(draws):
+        X, C0, labels = family_tasks(per_family, n, d, k, families, seed + 100 * r)
+        out.append((emd_matrix(X, C0), labels))
+    return out
+
+
+def isolated_fraction(M, labels, family: str = "cauchy") -> float:
+    """The fraction of ``family``'s tasks whose median EMD to the other tasks of ``family`` is below their
+    median EMD to the tasks of every other family (Fig. 9: "similar only to other cauchy tasks")."""
+    groups, T = task_to_blocks(M, labels, "median")
+    own = groups.index(family)
+    rows = T[np.asarray(labels) == family]
+    return float(np.mean((rows[:, [own]] < np.delete(rows, own, axis=1)).all(axis=1)))
+
+
+def block_row(M, labels, family: str = "cauchy") -> dict:
+    """Mean EMD between ``family``'s tasks and each family's (itself included, the diagonal left out)."""
+    groups, S = block_summary(M, labels, "mean")
+    return dict(zip(groups, S[groups.index(family)]))
+
+
+# ----------------------------------------------------------------------------------------- transfer
+def test_tasks(count: int, n: int, d: int, k: int, families, seed: int = EVAL_SEED) -> dict:
+    """``{family: (X, C0)}``, ``count`` float32 test tasks per family (family ``i`` from ``seed + i``)."""
+    return {f: sample_tasks(count, n, d, k, family=f, seed=seed + i) for i, f in enumerate(families)}
+
+
+def _ratio(model_obj: torch.Tensor, lloyd_obj: torch.Tensor) -> float:
+    r = model_obj / lloyd_obj
+    return float(r.mean()) if bool(torch.isfinite(r).all()) else math.inf
+
+
+def transfer(runs_by_family: dict, tasks: dict, steps: int) -> tuple[dict, dict]:
+    """Evaluate every training family's runs on every test family's tasks (Figs. 8 and 18).
+
+    ``runs_by_family``: ``{train family: [Run per seed]}``; ``tasks``: ``{test family: (X, C0)}`` (from
+    :func:`test_tasks`); ``steps`` T re-embedding steps (Appendix C, ``multistep.model_objectives``).
+    Returns ``(one, many)``, each ``{(train, test): array (seeds,)}``: per run the mean over test tasks of
+    the k-means loss after one step over that of one Lloyd step (Eq. 20), and after T steps over T Lloyd
+    steps from the same centers; +inf for a diverged run or one whose centers stop being finite.
+    """
+    steps = check_int("steps", steps, 1)
+    lloyd = {f: lloyd_objectives(X, C0, steps) for f, (X, C0) in tasks.items()}
+    one, many = {}, {}
+    for a, runs in runs_by_family.items():
+        for b, (X, C0) in tasks.items():
+            o1, oT = [], []
+            for run in runs:
+                if run.status == "diverged":
+                    o1.append(math.inf)
+                    oT.append(math.inf)
+                    continue
+                obj = model_objectives(run.model, X, C0, steps)
+                o1.append(_ratio(obj[:, 1], lloyd[b][:, 1]))
+                oT.append(_ratio(obj[:, steps], lloyd[b][:, steps]))
+            one[(a, b)], many[(a, b)] = np.array(o1), np.array(oT)
+    return one, many
+
+
+def cell_medians(values: dict, trains, tests) -> np.ndarray:
+    """The grid of medians over seeds: (len(trains), len(tests)), +inf where the median run diverged."""
+    return np.array([[float(np.median(values[(a, b)])) for b in tests] for a in trains])
+
+
+def degradation(values: dict, a: str, b: str, idx=None) -> float:
+    """log of the median (over seeds, resampled by ``idx``) of the transfer ``a -> b`` over that of the
+    in-family ``b -> b``: 0 when a model trained on ``a`` does on ``b`` as well as one trained on ``b``."""
+    ab, bb = values[(a, b)], values[(b, b)]
+    if idx is not None:
+        ab, bb = ab[idx], bb[idx]
+    return float(np.log(np.median(ab)) - np.log(np.median(bb)))
+
+
+def rank_correlation(values: dict, emd_rows, families, pairs, *, resamples=2000, level=0.9, seed=0) -> dict:
+    """Does task dissimilarity predict transfer? Spearman's rank correlation (``scipy.stats.spearmanr``)
+    over the ordered family ``pairs`` between the mean EMD of the two families' tasks and the transfer
+    :func:`degradation`, with a percentile bootstrap interval at confidence ``level``.
+
+    ``values``: the transfer values of :func:`transfer`, ``{(train, test): (seeds,)}``; ``emd_rows``: a
+    list over EMD draws of block matrices (F, F) in the order ``families`` (``block_summary(M, labels)[1]``).
+    Each resample draws the training seeds (one draw for every family, with replacement) and the EMD
+    draws, and recomputes both sides. Returns ``{"rho", "low", "high", "emd", "deg"}``.
+    """
+    pos = {f: i for i, f in enumerate(families)}
+    blocks = np.asarray(emd_rows, dtype=np.float64)
+    seeds = len(next(iter(values.values())))
+
+    def rho(seed_idx, draw_idx):
+        S = blocks[draw_idx].mean(axis=0)
+        emd = [S[pos[a], pos[b]] for a, b in pairs]
+        deg = [degradation(values, a, b, seed_idx) for a, b in pairs]
+        return float(spearmanr(emd, deg).statistic), emd, deg
+
+    est, emd, deg = rho(np.arange(seeds), np.arange(len(blocks)))
+    rng = np.random.default_rng(seed)
+    boot = [rho(rng.integers(0, seeds, seeds), rng.integers(0, len(blocks), len(blocks)))[0] for _ in range(resamples)]
+    boot = np.nan_to_num(np.asarray(boot), nan=0.0)  # a resample with tied ranks throughout: no correlation
+    low = float(np.quantile(boot, (1 - level) / 2, method="lower"))
+    high = float(np.quantile(boot, (1 + level) / 2, method="higher"))
+    return {"rho": est, "low": low, "high": high, "emd": np.array(emd), "deg": np.array(deg), "level": level}
+
+
+# ----------------------------------------------------------------------------------------- figures
+MARK = {"NE": "s", "L2": "o"}
+SHIFT = {("OH", "NE"): -0.24, ("OH", "L2"): -0.08, ("BN", "NE"): 0.08, ("BN", "L2"): 0.24}
+
+
+def same_family_figure(values: dict, families, taus, embeddings, losses, top: float = 10.0):
+    """Figs. 4 and 16: one panel per temperature; per family the median and IQR over seeds of the final
+    relative validation loss (``values[(family, tau, embedding, loss)]``, (seeds,)), one marker per
+    (embedding, loss), log scale shared by the panels; diverged medians are drawn at ``top``."""
+    fig, axes = plt.subplots(1, len(taus), figsize=(5.2 * len(taus), 3.6), sharey=True, squeeze=False)
+    for ax, t in zip(axes[0], taus):
+        for e in embeddings:
+            for l in losses:
+                v = [values[(f, t, e, l)] for f in families]
+                q = np.array([np.quantile(np.minimum(x, top), [0.25, 0.5, 0.75]) for x in v]).T
+                x = np.arange(len(families)) + SHIFT.get((e, l), 0.0)
+                color = "C0" if e == "OH" else "C1"
+                ax.errorbar(x, q[1], yerr=[q[1] - q[0], q[2] - q[1]], fmt=MARK[l], color=color, label=f"{e}:{l}")
+        ax.axhline(1.0, color="k", ls=":", lw=1)
+        ax.set_yscale("log")
+        ax.set_xticks(range(len(families)), families, rotation=30)
+        ax.set_title(f"tau={t:g}, train and test on one family", fontsize=10)
+    axes[0, 0].set_ylabel("final relative validation loss (Eq. 20)")
+    axes[0, -1].legend(fontsize=7)
+    fig.tight_layout()
+    plt.show()
+
+
+def _heat(ax, G, labels_x, labels_y, norm, cmap="RdBu_r", fmt="{:.2f}"):
+    shown = np.where(np.isfinite(G), G, norm.vmax)
+    im = ax.imshow(shown, cmap=cmap, norm=norm)
+    for i in range(G.shape[0]):
+        for j in range(G.shape[1]):
+            ax.text(
+                j, i, "inf" if not np.isfinite(G[i, j]) else fmt.format(G[i, j]), ha="center", va="center", fontsize=7
+            )
+    ax.set_xticks(range(len(labels_x)), labels_x, rotation=30, fontsize=8)
+    ax.set_yticks(range(len(labels_y)), labels_y, fontsize=8)
+    return im
+
+
+def grid_figure(grids: dict, families, title: str, lo: float = 0.5, hi: float = 2.0, ncols: int = 2):
+    """Figs. 8 and 18: one heatmap per entry of ``grids`` ({panel title: (F, F) medians}), ``ncols`` per
+    row, training family down, test family across, one shared log colour scale centred on 1 (Lloyd's),
+    inf shown as "inf"."""
+    nrows = math.ceil(len(grids) / ncols)
+    fig, axes = plt.subplots(nrows, ncols, figsize=(4.4 * ncols, 4.0 * nrows), squeeze=False)
+    norm = LogNorm(lo, hi)
+    for ax, (name, G) in zip(axes.flat, grids.items()):
+        im = _heat(ax, np.clip(G, lo, np.inf), families, families, norm)
+        ax.set_title(name, fontsize=10)
+        ax.set_xlabel("test family")
+        ax.set_ylabel("training family")
+    for ax in list(axes.flat)[len(grids) :]:
+        ax.axis("off")
+    fig.colorbar(im, ax=axes.ravel().tolist(), shrink=0.6, label="relative loss (below 1 beats Lloyd's)")
+    fig.suptitle(title)
+    plt.show()
+
+
+def emd_figure(panels: dict, families):
+    """Figs. 9 and 19: one EMD matrix per entry of ``panels`` ({title: (M, labels)}), blocks in the order
+    ``families`` with their boundaries drawn; each panel its own colour scale (the settings differ)."""
+    fig, axes = plt.subplots(1, len(panels), figsize=(4.6 * len(panels), 4.2), squeeze=False)
+    for ax, (name, (M, labels)) in zip(axes[0], panels.items()):
+        im = ax.imshow(M, cmap="viridis")
+        per = len(labels) // len(families)
+        for b in range(1, len(families)):
+            ax.axhline(b * per - 0.5, color="w", lw=0.6)
+            ax.axvline(b * per - 0.5, color="w", lw=0.6)
+        ticks = [per * i + (per - 1) / 2 for i in range(len(families))]
+        ax.set_xticks(ticks, families, rotation=30, fontsize=8)
+        ax.set_yticks(ticks, families, fontsize=8)
+        ax.set_title(name, fontsize=10)
+        fig.colorbar(im, ax=ax, shrink=0.8, label="EMD")
+    fig.tight_layout()
+    plt.show()
+
+
+def squeeze_figure(tasks: dict, dists: dict):
+    """What min-max scaling does to each family (chapter 01's cauchy puzzle): top, the first two coordinates
+    of one task per family (``tasks[f] = (X, C0)``, first task); bottom, the distribution of the squared
+    point-to-initial-center distances (``dists[f]``, one array per family) on a shared log axis."""
+    fams = list(tasks)
+    fig, axes = plt.subplots(2, len(fams), figsize=(2.6 * len(fams), 5.0), squeeze=False)
+    bins = np.logspace(-6, 0.5, 40)
+    for j, f in enumerate(fams):
+        X, C0 = tasks[f]
+        axes[0, j].scatter(X[0, :, 0], X[0, :, 1], s=4, color="0.4")
+        axes[0, j].scatter(C0[0, :, 0], C0[0, :, 1], s=25, marker="x", color="C3")
+        axes[0, j].set(xlim=(-0.05, 1.05), ylim=(-0.05, 1.05), title=f)
+        axes[0, j].set_aspect("equal")
+        axes[1, j].hist(np.clip(dists[f], 1e-6, None), bins=bins, color="C0")
+        axes[1, j].set_xscale("log")
+        axes[1, j].set_xlabel(r"$\|x_i - c_j\|^2$")
+        axes[1, j].sharey(axes[1, 0])
+    axes[1, 0].set_ylabel("count")
+    fig.tight_layout()
+    plt.show()
+
+
+def correlation_figure(corr: dict):
+    """The rank correlation of the last section: one panel per embedding (``corr[e]`` from
+    :func:`rank_correlation`), the family pairs' mean EMD against their transfer degradation, shared axes."""
+    fig, axes = plt.subplots(1, len(corr), figsize=(4.2 * len(corr), 3.4), sharex=True, sharey=True, squeeze=False)
+    for ax, (e, c) in zip(axes[0], corr.items()):
+        ax.plot(c["emd"], c["deg"], "o", color="C0" if e == "OH" else "C1")
+        ax.axhline(0.0, color="k", ls=":", lw=1)
+        ax.set_title(f"{e}: Spearman {c['rho']:+.2f} [{c['low']:+.2f}, {c['high']:+.2f}]", fontsize=10)
+        ax.set_xlabel("mean EMD between the two families' tasks")
+    axes[0, 0].set_ylabel("transfer degradation (log ratio)")
+    fig.tight_layout()
+    plt.show()

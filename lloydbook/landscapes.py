@@ -1,0 +1,233 @@
+"""The chapter *Loss landscapes* (``book/08_landscapes.ipynb``): per-seed surfaces, their statistics, figures.
+
+The surfaces are :mod:`lloydlib.generalisation.landscape`'s: a loss of a trained layer on the plane
+theta + a delta + b eta spanned by two filter-normalised random directions (Leaner paper, Figs. 3 and 5;
+Li et al. 2018). A *setting* is a list of :class:`lloydlib.training.Run` (its seeds); :func:`surfaces`
+returns, per kind, an array of shape ``(len(runs), g, g)`` (one surface per seed), and the statistics below
+reduce it to per-seed values of shape ``(len(runs),)``, which :mod:`lloydbook.learning`'s ``lower``,
+``below`` and ``above`` decide claims on.
+
+Seeds: the book's evaluation tasks come from :data:`EVAL_SEED` (+ i), its directions from
+:data:`DIRECTION_SEED` + the run's training seed; the pilot that set the chapter's expected verdicts used
+:data:`PILOT_EVAL_SEED` and :data:`PILOT_DIRECTION_SEED` instead, and a second look (:data:`LOOK_EVAL_SEED`,
+:data:`LOOK_DIRECTION_SEED`), after which two claims were reworded, is not reused: the book's seeds are
+fresh, so every asserted claim is confirmed on tasks and directions that played no part in its wording. Training streams draw their tasks from
+63-bit seeds derived from the run's seed (:func:`lloydlib.training.derive_seed`), never from these.
+"""
+
+from __future__ import annotations
+
+import matplotlib.pyplot as plt
+import numpy as np
+import torch
+from matplotlib.colors import LogNorm, Normalize
+
+import lloydlib as L
+from lloydlib.generalisation.landscape import (
+    grid_coordinates,
+    local_minima,
+    mean_log_rise,
+    minimum_offset,
+    random_directions,
+    surface_distance,
+    task_surfaces,
+)
+
+__all__ = [
+    "EVAL_SEED",
+    "DIRECTION_SEED",
+    "PILOT_EVAL_SEED",
+    "PILOT_DIRECTION_SEED",
+    "eval_tasks",
+    "surfaces",
+    "minima_counts",
+    "offsets",
+    "second_minimum_ratios",
+    "rises",
+    "plane_rises",
+    "pair_distances",
+    "seed_distances",
+    "plane_max",
+    "centre",
+    "surface_panels",
+    "seed_strip",
+]
+
+#: the book's evaluation tasks: seed EVAL_SEED + i for the i-th batch; the pilot's: PILOT_EVAL_SEED + i
+EVAL_SEED, PILOT_EVAL_SEED = 50_000, 20_000
+#: the directions of a run with training seed s: DIRECTION_SEED + s (the pilot's: PILOT_DIRECTION_SEED + s)
+DIRECTION_SEED, PILOT_DIRECTION_SEED = 60_000, 40_000
+#: the second look's tasks and directions (the claims' wording was settled on them; not used by the book)
+LOOK_EVAL_SEED, LOOK_DIRECTION_SEED = 10_000, 30_000
+
+
+def eval_tasks(count: int, n: int, d: int, k: int, *, seed: int, family: str = "normal"):
+    """``count`` fixed evaluation tasks (Appendix D of the Leaner paper) in float64: X (count, n, d),
+    C0 (count, k, d), from :func:`lloydlib.sample_tasks` with ``seed``."""
+    return L.sample_tasks(count, n, d, k, family=family, seed=seed, dtype=torch.float64)
+
+
+def surfaces(runs, X, C0, *, direction_seed: int, kinds, radius: float, grid: int) -> dict[str, np.ndarray]:
+    """Every run's surfaces on its own plane: kind -> array (len(runs), grid, grid).
+
+    Run ``r`` is evaluated on the tasks X (count, n, d), C0 (count, k, d) at its own temperature and
+    regulariser (``r.config.tau``, ``r.config.loss``, the training objective of Eq. 6), along the directions
+    :func:`lloydlib.generalisation.landscape.random_directions` draws from ``direction_seed + r.config.seed``.
+    ``kinds`` are those of :func:`lloydlib.generalisation.landscape.task_surfaces`. A run that diverged has
+    no trained weights to look around: it raises ValueError.
+    """
+    out = {k: [] for k in kinds}
+    for r in runs:
+        if r.status != "done":
+            raise ValueError(f"run {r.config.label()} has status {r.status!r}; surfaces need a finished run")
+        dirs = random_directions(r.model, direction_seed + r.config.seed)
+        s = task_surfaces(
+            r.model, X, C0, dirs, tau=r.config.tau, regularizer=r.config.loss, kinds=kinds, radius=radius, grid=grid
+        )
+        for k in kinds:
+            out[k].append(s[k])
+    return {k: np.stack(v) for k, v in out.items()}
+
+
+def _stack(S) -> np.ndarray:
+    S = np.asarray(S, dtype=float)
+    if S.ndim != 3:
+        raise ValueError(f"surfaces must have shape (seeds, g, g), got {S.shape}")
+    return S
+
+
+def minima_counts(S) -> np.ndarray:
+    """Per seed, the number of strict local minima of its surface (:func:`~lloydlib.generalisation.landscape.local_minima`):
+    (seeds, g, g) -> (seeds,) integers; 1 is a unimodal surface on the grid."""
+    return np.array([len(local_minima(s)) for s in _stack(S)])
+
+
+def second_minimum_ratios(S) -> np.ndarray:
+    """Per seed, how high its surface's second-lowest strict local minimum lies, as a multiple of the lowest
+    point's value: (seeds, g, g) -> (seeds,), +inf for a surface with one strict local minimum. A second
+    basin at low loss gives a value near 1; a ripple in the high-loss periphery, a large one."""
+    out = []
+    for s in _stack(S):
+        values = sorted(s[i, j] for i, j in local_minima(s))
+        out.append(values[1] / values[0] if len(values) > 1 else np.inf)
+    return np.array(out)
+
+
+def offsets(S) -> np.ndarray:
+    """Per seed, how many grid steps the lowest point lies from the centre (the trained weights):
+    (seeds, g, g) -> (seeds,) integers (:func:`~lloydlib.generalisation.landscape.minimum_offset`)."""
+    return np.array([minimum_offset(s) for s in _stack(S)])
+
+
+def rises(S) -> np.ndarray:
+    """Per seed, how steeply its surface rises around the centre
+    (:func:`~lloydlib.generalisation.landscape.mean_log_rise`): (seeds, g, g) -> (seeds,)."""
+    return np.array([mean_log_rise(s) for s in _stack(S)])
+
+
+def plane_rises(runs, X, C0, *, direction_seeds, radius: float, grid: int) -> np.ndarray:
+    """Per run, its training loss's :func:`rises` averaged over several planes, one per seed of
+    ``direction_seeds`` (each plane of run ``r`` drawn from ``seed + r.config.seed``, as :func:`surfaces`
+    does): (len(runs),). One plane's rise depends on its random directions; the mean over planes is what
+    the model decides."""
+    seeds = list(direction_seeds)
+    if not seeds:
+        raise ValueError("direction_seeds must hold at least one seed, got none")
+    per_plane = [
+        rises(surfaces(runs, X, C0, direction_seed=s, kinds=("smoothed",), radius=radius, grid=grid)["smoothed"])
+        for s in seeds
+    ]
+    return np.mean(per_plane, axis=0)
+
+
+def pair_distances(A, B) -> np.ndarray:
+    """Per seed, the shape distance between two settings' surfaces of that seed
+    (:func:`~lloydlib.generalisation.landscape.surface_distance`): (seeds, g, g) twice -> (seeds,)."""
+    A, B = _stack(A), _stack(B)
+    if A.shape != B.shape:
+        raise ValueError(f"A and B must have one shape (seeds, g, g), got {A.shape} and {B.shape}")
+    return np.array([surface_distance(a, b) for a, b in zip(A, B)])
+
+
+def seed_distances(S) -> np.ndarray:
+    """The seed-to-seed baseline of one setting: the distance between the surfaces of seeds i and i + 1
+    (cyclically), (seeds, g, g) -> (seeds,). Two runs of one setting differ in their training tasks,
+    initial weights and directions, so this is how different surfaces are with nothing else changed."""
+    S = _stack(S)
+    if len(S) < 2:
+        raise ValueError(f"seed_distances needs at least 2 seeds, got {len(S)}")
+    return pair_distances(S, np.roll(S, -1, axis=0))
+
+
+def plane_max(S) -> np.ndarray:
+    """Per seed, the largest value on the plane: (seeds, g, g) -> (seeds,)."""
+    return _stack(S).max(axis=(1, 2))
+
+
+def centre(S) -> np.ndarray:
+    """Per seed, the value at the centre (the trained weights): (seeds, g, g) -> (seeds,)."""
+    S = _stack(S)
+    return S[:, S.shape[1] // 2, S.shape[2] // 2]
+
+
+# ----------------------------------------------------------------------------------------- figures
+def surface_panels(panels, rows, cols, *, radius: float, title: str, label: str, log: bool = False):
+    """Small multiples of surfaces with shared axes and one colour scale: ``panels[(row, col)]`` is a (g, g)
+    array on the grid of :func:`~lloydlib.generalisation.landscape.grid_coordinates` (``radius``), drawn as
+    filled contours of a (horizontal) and b (vertical) with the centre marked; ``rows`` and ``cols`` give
+    the order and the labels; ``log`` uses a logarithmic colour scale; ``label`` names the colour bar."""
+    missing = [(r, c) for r in rows for c in cols if (r, c) not in panels]
+    if missing:
+        raise ValueError(f"panels must hold every (row, col) of rows x cols, missing {missing}")
+    values = np.concatenate([np.ravel(panels[(r, c)]) for r in rows for c in cols])
+    lo, hi = float(values.min()), float(values.max())
+    if log:
+        norm, levels = LogNorm(lo, hi), np.geomspace(lo, hi, 16)
+    else:
+        norm, levels = Normalize(lo, hi), np.linspace(lo, hi, 16)
+    fig, axes = plt.subplots(
+        len(rows),
+        len(cols),
+        figsize=(2.6 * len(cols) + 1, 2.4 * len(rows) + 0.6),
+        squeeze=False,
+        sharex=True,
+        sharey=True,
+    )
+    g = np.shape(panels[(rows[0], cols[0])])[0]
+    x = grid_coordinates(radius, g)
+    for i, r in enumerate(rows):
+        for j, c in enumerate(cols):
+            ax = axes[i, j]
+            cs = ax.contourf(x, x, np.asarray(panels[(r, c)]).T, levels=levels, norm=norm, cmap="viridis")
+            ax.plot(0, 0, "w+", ms=8)
+            ax.set_title(f"{r}, {c}", fontsize=9)
+            ax.set_aspect("equal")
+        axes[i, 0].set_ylabel("b")
+    for ax in axes[-1]:
+        ax.set_xlabel("a")
+    fig.colorbar(cs, ax=axes, shrink=0.85, label=label)
+    fig.suptitle(title, fontsize=10)
+    plt.show()
+
+
+def seed_strip(values, *, lines=None, ylabel: str, title: str, log: bool = True):
+    """Per-seed values of several settings side by side: ``values`` maps a setting's name to its per-seed
+    array; each seed is a dot, the median a bar; ``lines`` maps a label to a horizontal reference level."""
+    if not values:
+        raise ValueError("values must hold at least one setting, got none")
+    fig, ax = plt.subplots(figsize=(1.1 * len(values) + 2.5, 3.4))
+    for i, v in enumerate(values.values()):
+        v = np.asarray(v, dtype=float)
+        jitter = np.linspace(-0.15, 0.15, len(v))
+        ax.plot(i + jitter, v, "o", color="C0", ms=4, alpha=0.7)
+        ax.plot([i - 0.25, i + 0.25], [np.median(v)] * 2, "k-", lw=2)
+    for k, (lab, y) in enumerate((lines or {}).items()):
+        ax.axhline(y, color=f"C{k + 1}", ls="--", lw=1, label=lab)
+    ax.set_xticks(range(len(values)), list(values), fontsize=8)
+    if log:
+        ax.set_yscale("log")
+    ax.set_ylabel(ylabel)
+    ax.set_title(title, fontsize=10)
+    if lines:
+        ax.legend(fontsize=8)
+    plt.show()

@@ -1,0 +1,207 @@
+"""The chapter *Many steps and new inputs* (``book/06_many_steps.ipynb``): bookkeeping, statistics, figures.
+
+The chapter runs chapter 04's trained one-layer models for T steps (Leaner paper, Appendix C, Figs. 6, 7
+and 12) with :mod:`lloydlib.generalisation.multistep`. A *setting* is a list of
+:class:`lloydlib.training.Run` (one per training seed). :func:`evaluate` gives, per mode and for Lloyd's
+algorithm, an array of *curves* of shape (seeds, T + 1): row i is the mean over evaluation tasks of the log
+k-means objective at every step (:func:`lloydlib.generalisation.multistep.mean_log`) for the run of seed i.
+The run of seed s is evaluated on tasks drawn with seed ``task_seed + s`` (the same tasks for every setting
+and for Lloyd's, so differences are paired by seed); the book's evaluation seeds start at
+:data:`EVAL_SEED`, the pilot that fixed the chapter's expectations used :data:`PILOT_SEED`, and no training
+stream uses either (training draws from 63-bit hashed seeds, ``lloydlib.training.derive_seed``).
+
+Per-seed statistics (arrays of shape (seeds,)) for :func:`lloydbook.learning.decide`: :func:`gap` (model
+minus Lloyd's at one step; below 0 the model's tasks end with a smaller objective, in log units: -0.05 is
+about 5% lower) and :func:`rise` (a mode's change between two steps).
+"""
+
+from __future__ import annotations
+
+import math
+
+import matplotlib.pyplot as plt
+import numpy as np
+import torch
+
+import lloydlib as L
+from lloydlib._validate import check_choice, check_int
+from lloydlib.generalisation.multistep import MODES, lloyd_objectives, mean_log, model_objectives, seed_quartiles
+
+from .figures import COLOR, DASH
+
+__all__ = [
+    "EVAL_SEED",
+    "PILOT_SEED",
+    "SHIFTS",
+    "shift_tasks",
+    "evaluate",
+    "gap",
+    "mean_gap",
+    "rise",
+    "eval_ns",
+    "panels",
+    "gap_panels",
+]
+
+#: the book's evaluation tasks for the run of seed s are drawn with seed EVAL_SEED + s
+EVAL_SEED = 10_000
+#: the pilot's (other tasks, same models), which fixed the chapter's expected verdicts
+PILOT_SEED = 20_000
+
+#: Fig. 7's shifts of the task distribution: name -> changes to the training config's task fields
+#: (``scale`` entries are factors of the training scale)
+SHIFTS = {
+    "unequal weights": {"equal_weights": False},
+    "anisotropic": {"isotropic": False},
+    "scale halved": {"scale": 0.5},
+    "scale doubled": {"scale": 2.0},
+}
+
+
+def shift_tasks(config, shift: str | None) -> dict:
+    """The task fields (family, scale, isotropic, equal_weights) of ``config`` under a shift of
+    :data:`SHIFTS` (None: the training distribution itself)."""
+    fields = dict(
+        family=config.family, scale=config.scale, isotropic=config.isotropic, equal_weights=config.equal_weights
+    )
+    if shift is None:
+        return fields
+    check_choice("shift", shift, SHIFTS)
+    for key, value in SHIFTS[shift].items():
+        fields[key] = fields[key] * value if key == "scale" else value
+    return fields
+
+
+def _tasks(config, tasks: int, n: int, init: str, shift, seed: int):
+    return L.sample_tasks(
+        tasks,
+        n,
+        config.d,
+        config.k,
+        init=init,
+        seed=seed,
+        dtype=getattr(torch, config.dtype),
+        **shift_tasks(config, shift),
+    )
+
+
+def evaluate(
+    runs,
+    steps: int,
+    *,
+    tasks: int,
+    modes=("reembed",),
+    n: int | None = None,
+    init: str = "random",
+    shift: str | None = None,
+    task_seed: int = EVAL_SEED,
+) -> dict[str, np.ndarray]:
+    """Curves (seeds, steps + 1) of mean log k-means objective per step: ``{mode: ..., "lloyd": ...}``.
+
+    ``runs``: one setting (its seeds; all of one d, k); ``tasks`` evaluation tasks per seed with ``n``
+    points each (default: the training n), initial centers from ``init`` ("random", "gonzalez",
+    "kmeans++"), drawn from the training distribution or under a ``shift`` of :data:`SHIFTS`, with seed
+    ``task_seed + run.config.seed``. Lloyd's row i runs on the tasks of the model of row i.
+    """
+    runs = list(runs)
+    if not runs:
+        raise ValueError("runs must hold at least one run, got none")
+    steps = check_int("steps", steps, 0)
+    tasks = check_int("tasks", tasks, 1)
+    modes = [check_choice("modes", m, MODES) for m in modes]
+    out = {m: [] for m in [*modes, "lloyd"]}
+    for r in runs:
+        c = r.config
+        X, C0 = _tasks(c, tasks, c.n if n is None else check_int("n", n, c.k), init, shift, task_seed + c.seed)
+        for m in modes:
+            out[m].append(mean_log(model_objectives(r.model, X, C0, steps, mode=m)))
+        out["lloyd"].append(mean_log(lloyd_objectives(X, C0, steps)))
+    return {m: np.array(v) for m, v in out.items()}
+
+
+def gap(curves: dict, step: int, mode: str = "reembed") -> np.ndarray:
+    """Per seed, the model's mean log objective minus Lloyd's at ``step`` (shape (seeds,)); below 0 the
+    model is ahead. A diverged seed gives +inf."""
+    a, b = curves[mode][:, step], curves["lloyd"][:, step]
+    with np.errstate(invalid="ignore"):
+        return np.where(np.isposinf(a), math.inf, a - b)
+
+
+def mean_gap(curves: dict, start: int = 1, end: int | None = None, mode: str = "reembed") -> np.ndarray:
+    """Per seed, the mean over steps ``start..end`` (inclusive; default: 1 to the last) of :func:`gap`,
+    shape (seeds,): how far the model is ahead of Lloyd's over those steps (below 0: ahead). The
+    chapter's reading of "beats Lloyd's over T steps" is this mean over steps 1..T below 0."""
+    a = curves[mode]
+    end = a.shape[1] - 1 if end is None else check_int("end", end, 0, a.shape[1] - 1)
+    start = check_int("start", start, 0, end)
+    return np.mean([gap(curves, t, mode) for t in range(start, end + 1)], axis=0)
+
+
+def rise(curves: dict, mode: str, start: int, end: int) -> np.ndarray:
+    """Per seed, the change of ``mode``'s mean log objective from step ``start`` to ``end`` (shape (seeds,));
+    above 0 the objective grew. A seed that is inf at ``end`` (and finite at ``start``) gives +inf."""
+    a, b = curves[mode][:, start], curves[mode][:, end]
+    with np.errstate(invalid="ignore"):
+        return np.where(np.isposinf(b) & np.isfinite(a), math.inf, b - a)
+
+
+def eval_ns(train_n: int, ratios) -> list[int]:
+    """Fig. 12's evaluation sizes ``ratio * train_n``, sorted, without the training n itself (the paper's
+    ratios 1/4, 1/2, 2, 4 of its training n = 512 give its 128, 256, 1024, 2048)."""
+    return sorted({int(round(r * train_n)) for r in ratios} - {int(train_n)})
+
+
+# ----------------------------------------------------------------------------------------- figures
+def _band(ax, curves, label, color, ls, steps):
+    q = seed_quartiles(curves)
+    ax.plot(steps, q[1], ls, color=color, label=label, lw=1.5)
+    ax.fill_between(steps, q[0], q[2], color=color, alpha=0.2, lw=0)
+
+
+def _style(label: str):
+    """Colour and line style from a label 'EMB:LOSS ...' (Lloyd's: black, dotted)."""
+    if label.startswith("Lloyd"):
+        return "k", ":"
+    emb, _, rest = label.partition(":")
+    return COLOR.get(emb, "C3"), DASH.get(rest.split(" ")[0], "-")
+
+
+def panels(grid, titles, suptitle: str, *, ylabel="mean log k-means objective", ylim=None, sharey="row", zero=False):
+    """Small multiples of curves over steps, median over seeds with the inter-quartile range shaded.
+
+    ``grid``: rows of panels, each panel a dict ``{label: curves (seeds, T + 1)}`` (labels 'OH:L2 ...'
+    take the embedding's colour and the loss's line style; 'Lloyd ...' is black and dotted); ``titles``
+    the same rows of panel titles. Axes are shared (x everywhere, y per row or everywhere: ``sharey``);
+    ``zero`` draws a dotted line at 0 (Lloyd's level when the curves are gaps to it).
+    """
+    rows, cols = len(grid), max(len(r) for r in grid)
+    fig, axes = plt.subplots(
+        rows, cols, figsize=(2.6 * cols + 0.6, 2.3 * rows + 0.6), squeeze=False, sharex=True, sharey=sharey
+    )
+    for i, row in enumerate(grid):
+        for j in range(cols):
+            ax = axes[i, j]
+            if j >= len(row):
+                ax.set_visible(False)
+                continue
+            for label, curves in row[j].items():
+                color, ls = _style(label)
+                _band(ax, curves, label, color, ls, np.arange(curves.shape[1]))
+            if zero:
+                ax.axhline(0.0, color="k", ls=":", lw=1)
+            ax.set_title(titles[i][j], fontsize=9)
+            if ylim is not None:
+                ax.set_ylim(*ylim)
+            if i == rows - 1:
+                ax.set_xlabel("step t")
+        axes[i, 0].set_ylabel(ylabel, fontsize=8)
+        axes[i, 0].legend(fontsize=7)
+    fig.suptitle(suptitle, y=1.0)
+    fig.tight_layout()
+    plt.show()
+
+
+def gap_panels(grid, titles, suptitle: str, *, ylim=None):
+    """:func:`panels` of per-seed gaps to Lloyd's (dicts ``{label: gaps (seeds, T + 1)}``, e.g.
+    ``curves["reembed"] - curves["lloyd"]``): one y axis for all panels, Lloyd's level 0 dotted."""
+    panels(grid, titles, suptitle, ylabel="model minus Lloyd's, log objective", ylim=ylim, sharey=True, zero=True)

@@ -1,0 +1,129 @@
+"""Unit tests of lloydbook.families: the families chapter's tasks, transfer grid, statistics and figures."""
+
+import math
+from types import SimpleNamespace
+
+import matplotlib.pyplot as plt
+import numpy as np
+import pytest
+import torch
+
+from lloydbook import families as fam
+from lloydlib import losses
+from lloydlib.training import TrainConfig
+from lloydlib.training.cache import build_model
+
+FAMS = ["normal", "cauchy"]
+
+
+@pytest.fixture(autouse=True)
+def close_figures():
+    plt.close("all")
+    yield
+    plt.close("all")
+
+
+def test_family_tasks_are_in_block_order_with_one_seed_per_family():
+    X, C0, labels = fam.family_tasks(3, 8, 2, 3, FAMS, seed=5)
+    assert X.shape == (6, 8, 2) and C0.shape == (6, 3, 2) and X.dtype == torch.float64
+    assert labels == ["normal"] * 3 + ["cauchy"] * 3
+    X2, _, _ = fam.family_tasks(3, 8, 2, 3, ["cauchy"], seed=6)
+    torch.testing.assert_close(X[3:], X2)
+
+
+def test_emd_draws_differ_between_draws():
+    draws = fam.emd_draws(2, 2, 8, 2, 3, FAMS, seed=1)
+    assert len(draws) == 2 and draws[0][0].shape == (4, 4)
+    assert not np.allclose(draws[0][0], draws[1][0])
+
+
+def test_isolated_fraction_and_block_row():
+    labels = ["a", "a", "b", "b"]
+    M = np.array([[0, 1, 5, 5], [1, 0, 0.5, 5], [5, 0.5, 0, 1], [5, 5, 1, 0]], dtype=float)
+    # task 0: own 1 < 5; task 1: own 1 > median(0.5, 5) = 2.75? no: 1 < 2.75, so isolated
+    assert fam.isolated_fraction(M, labels, "a") == 1.0
+    M[1, 2] = M[2, 1] = 0.1
+    M[1, 3] = M[3, 1] = 0.2
+    assert fam.isolated_fraction(M, labels, "a") == 0.5
+    row = fam.block_row(M, labels, "a")
+    assert row["a"] == 1.0 and row["b"] == pytest.approx((5 + 5 + 0.1 + 0.2) / 4)
+
+
+def runs_for(embedding="BN", diverged=False, seeds=2):
+    cfg = TrainConfig(d=2, k=3, n=8, embedding=embedding)
+    out = []
+    for s in range(seeds):
+        torch.manual_seed(s)
+        out.append(SimpleNamespace(model=build_model(cfg), status="diverged" if diverged else "done"))
+    return out
+
+
+def test_transfer_one_step_is_eq20_and_diverged_runs_are_inf():
+    tasks = fam.test_tasks(4, 8, 2, 3, FAMS, seed=3)
+    runs = {"normal": runs_for(), "cauchy": runs_for(diverged=True)}
+    one, many = fam.transfer(runs, tasks, steps=3)
+    assert set(one) == {(a, b) for a in FAMS for b in FAMS}
+    assert one[("normal", "cauchy")].shape == (2,)
+    X, C0 = tasks["cauchy"]
+    with torch.no_grad():
+        want = float(losses.relative_loss(X, C0, runs["normal"][0].model.eval()(X, C0)))
+    assert one[("normal", "cauchy")][0] == pytest.approx(want, rel=1e-5)
+    assert np.isinf(one[("cauchy", "normal")]).all() and np.isinf(many[("cauchy", "cauchy")]).all()
+    assert np.isfinite(many[("normal", "normal")]).all()
+
+
+def test_cell_medians_and_degradation():
+    values = {("a", "a"): np.array([1.0, 2.0, 3.0]), ("a", "b"): np.array([4.0, 4.0, math.inf])}
+    values[("b", "b")] = np.array([2.0, 2.0, 2.0])
+    values[("b", "a")] = np.array([math.inf] * 3)
+    G = fam.cell_medians(values, ["a", "b"], ["a", "b"])
+    np.testing.assert_array_equal(G, [[2.0, 4.0], [math.inf, 2.0]])
+    assert fam.degradation(values, "a", "b") == pytest.approx(math.log(2.0))
+    assert fam.degradation(values, "a", "b", np.array([0, 0, 0])) == pytest.approx(math.log(2.0))
+
+
+def toy_values(scale_by_emd, emd, fams, seeds=6, noise=0.0, seed=0):
+    rng = np.random.default_rng(seed)
+    values = {}
+    for i, a in enumerate(fams):
+        for j, b in enumerate(fams):
+            base = 1.0 + (scale_by_emd * emd[i, j] if i != j else 0.0)
+            values[(a, b)] = base * np.exp(noise * rng.standard_normal(seeds))
+    return values
+
+
+def test_rank_correlation_finds_a_monotone_relation_and_its_absence():
+    fams = ["a", "b", "c", "d"]
+    emd = np.array([[0, 1, 2, 3], [1, 0, 4, 5], [2, 4, 0, 6], [3, 5, 6, 0]], dtype=float)
+    pairs = [(a, b) for a in fams for b in fams if a != b]
+    values = toy_values(1.0, emd, fams, noise=0.01)
+    res = fam.rank_correlation(values, [emd, emd + 0.01], fams, pairs, resamples=200)
+    assert res["rho"] > 0.95 and res["low"] > 0.8  # pairs (a, b) and (b, a) tie in EMD
+    assert res["emd"].shape == (12,) and res["low"] <= res["rho"] <= res["high"]
+    flat = toy_values(0.0, emd, fams, noise=0.3, seed=1)
+    res0 = fam.rank_correlation(flat, [emd], fams, pairs, resamples=200)
+    assert res0["low"] < 0 < res0["high"]
+
+
+def test_figures_draw_one_panel_per_setting():
+    fams = ["normal", "cauchy"]
+    vals = {
+        (f, t, e, l): np.array([0.9, 1.0, math.inf])
+        for f in fams
+        for t in (1.0, 0.1)
+        for e in ("OH", "BN")
+        for l in ("NE", "L2")
+    }
+    fam.same_family_figure(vals, fams, [1.0, 0.1], ["OH", "BN"], ["NE", "L2"])
+    assert len(plt.gcf().axes) == 2
+    plt.close("all")
+    fam.grid_figure({"OH": np.array([[0.9, 1.2], [math.inf, 1.0]]), "BN": np.ones((2, 2))}, fams, "grid")
+    assert len(plt.gcf().axes) == 3  # two heatmaps and a shared colour bar
+    plt.close("all")
+    M = np.random.default_rng(0).random((4, 4))
+    fam.emd_figure({"x": (M, ["normal"] * 2 + ["cauchy"] * 2)}, fams)
+    assert len(plt.gcf().axes) == 2
+    plt.close("all")
+    X, C0, _ = fam.family_tasks(1, 16, 2, 3, fams, seed=0)
+    fam.squeeze_figure({f: (X[i : i + 1], C0[i : i + 1]) for i, f in enumerate(fams)}, {f: np.ones(5) for f in fams})
+    assert len(plt.gcf().axes) == 4

@@ -1,0 +1,111 @@
+"""Unit tests of lloydbook.landscapes: per-seed surfaces and statistics, and the figures, on tiny models."""
+
+from types import SimpleNamespace
+
+import matplotlib.pyplot as plt
+import numpy as np
+import pytest
+import torch
+
+from lloydbook import landscapes as LB
+from lloydlib.model import LearnableTransformer
+from lloydlib.training import TrainConfig
+
+
+@pytest.fixture(autouse=True)
+def close_figures():
+    plt.close("all")
+    yield
+    plt.close("all")
+
+
+def fake_run(seed, status="done"):
+    torch.manual_seed(seed)
+    cfg = TrainConfig(d=2, k=3, n=8, tau=0.1, loss="L2", embedding="BN", seed=seed)
+    return SimpleNamespace(model=LearnableTransformer(2, 3, "BN"), config=cfg, status=status)
+
+
+def bowl(g=5, scale=1.0, shift=(0, 0)):
+    x = np.linspace(-1, 1, g)
+    A, B = np.meshgrid(x, x, indexing="ij")
+    return 1.0 + scale * ((A - shift[0]) ** 2 + (B - shift[1]) ** 2)
+
+
+def test_eval_tasks_are_seeded_float64():
+    X, C0 = LB.eval_tasks(3, 10, 2, 4, seed=LB.EVAL_SEED)
+    assert X.shape == (3, 10, 2) and C0.shape == (3, 4, 2) and X.dtype == torch.float64
+    X2, _ = LB.eval_tasks(3, 10, 2, 4, seed=LB.EVAL_SEED)
+    assert torch.equal(X, X2)
+    assert LB.EVAL_SEED != LB.PILOT_EVAL_SEED and LB.DIRECTION_SEED != LB.PILOT_DIRECTION_SEED
+    assert LB.EVAL_SEED != LB.LOOK_EVAL_SEED and LB.DIRECTION_SEED != LB.LOOK_DIRECTION_SEED
+
+
+def test_surfaces_stack_one_per_run_and_centre_is_the_model_loss():
+    runs = [fake_run(0), fake_run(1)]
+    X, C0 = LB.eval_tasks(2, 8, 2, 3, seed=1)
+    S = LB.surfaces(runs, X, C0, direction_seed=7, kinds=("smoothed", "gap"), radius=0.5, grid=3)
+    assert set(S) == {"smoothed", "gap"} and S["smoothed"].shape == (2, 3, 3)
+    from lloydlib import losses
+
+    m = runs[1].model.double()
+    with torch.no_grad():
+        want = float(losses.smoothed_loss(X, m(X, C0), 0.1, "L2").mean())
+    assert LB.centre(S["smoothed"])[1] == pytest.approx(want, rel=1e-9)
+    with pytest.raises(ValueError, match="diverged"):
+        LB.surfaces([fake_run(2, "diverged")], X, C0, direction_seed=7, kinds=("gap",), radius=0.5, grid=3)
+
+
+def test_statistics_per_seed():
+    S = np.stack([bowl(), bowl(scale=2.0), bowl(shift=(1, 1))])
+    np.testing.assert_array_equal(LB.minima_counts(S), [1, 1, 1])
+    np.testing.assert_array_equal(LB.offsets(S), [0, 0, 2])
+    two = bowl()
+    two[0, 0] = 2.5  # a dip in the corner, below its three neighbours: a second minimum at 2.5x
+    two[0, 1] = two[1, 0] = two[1, 1] = 3.0
+    np.testing.assert_allclose(LB.second_minimum_ratios(np.stack([bowl(), two])), [np.inf, 2.5])
+    np.testing.assert_allclose(LB.plane_max(S), [3, 5, 9])
+    np.testing.assert_allclose(LB.centre(S), [1, 1, 3])
+    r = LB.rises(S)
+    assert r.shape == (3,) and r[1] > r[0] > 0  # a bowl rises from its centre, a steeper one more
+    d = LB.pair_distances(S[:2], S[[0, 0]])
+    assert d[0] == 0 and d[1] > 0
+    assert LB.seed_distances(S).shape == (3,)
+    with pytest.raises(ValueError, match="seeds, g, g"):
+        LB.minima_counts(bowl())
+    with pytest.raises(ValueError, match="at least 2"):
+        LB.seed_distances(S[:1])
+    with pytest.raises(ValueError, match="one shape"):
+        LB.pair_distances(S, S[:2])
+
+
+def test_surface_panels_share_one_colour_scale():
+    panels = {(r, c): bowl(scale=s) for r, s0 in (("d=4", 1), ("d=32", 2)) for c, s in (("OH", s0), ("BN", s0 + 1))}
+    LB.surface_panels(panels, ["d=4", "d=32"], ["OH", "BN"], radius=1.0, title="t", label="loss", log=True)
+    fig = plt.gcf()
+    axes = [a for a in fig.axes if a.get_label() != "<colorbar>"]
+    assert len(fig.axes) == 5  # 4 panels and one colour bar
+    norms = {(c.norm.vmin, c.norm.vmax) for a in axes[:4] for c in a.collections[:1]}
+    assert norms == {(1.0, 7.0)}  # the smallest and largest value of all four panels
+    with pytest.raises(ValueError, match="missing"):
+        LB.surface_panels({}, ["a"], ["b"], radius=1.0, title="t", label="x")
+
+
+def test_seed_strip_draws_every_seed_and_the_lines():
+    LB.seed_strip({"a": [1, 2, 3], "b": [4, 5, 6]}, lines={"paper": 0.5}, ylabel="gap", title="t")
+    ax = plt.gcf().axes[0]
+    assert ax.get_yscale() == "log"
+    dots = [line for line in ax.lines if line.get_marker() == "o"]
+    assert len(dots) == 2 and len(dots[0].get_xdata()) == 3
+    with pytest.raises(ValueError, match="at least one"):
+        LB.seed_strip({}, ylabel="y", title="t")
+
+
+def test_plane_rises_average_the_planes():
+    runs = [fake_run(0), fake_run(1)]
+    X, C0 = LB.eval_tasks(2, 8, 2, 3, seed=1)
+    kw = dict(radius=0.5, grid=3)
+    one = [LB.rises(LB.surfaces(runs, X, C0, direction_seed=s, kinds=("smoothed",), **kw)["smoothed"]) for s in (5, 9)]
+    both = LB.plane_rises(runs, X, C0, direction_seeds=[5, 9], **kw)
+    np.testing.assert_allclose(both, (one[0] + one[1]) / 2)
+    with pytest.raises(ValueError, match="at least one"):
+        LB.plane_rises(runs, X, C0, direction_seeds=[], **kw)
