@@ -25,7 +25,8 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from lloydlib import lloyd_step, training
+from lloydlib import bench, lloyd_step, training
+from lloydlib.bench import timing
 
 from . import claims
 from .tables import Table
@@ -217,6 +218,40 @@ def within(part: str, a, b, a_name: str, b_name: str, tol: float, *, paired: boo
     outcome = "holds" if inside else "fails" if outside else "undetermined"
     text = f"{a_name} {q3(a)} vs {b_name} {q3(b)}; {b_name} - {a_name} {_interval(m)}, tolerance {tol:g}"
     return Evidence(part, outcome, text)
+
+
+def cheaper(part: str, a_ms, b_ms, a_name: str, b_name: str) -> Evidence:
+    """The part '``a`` costs less time than ``b``' over interleaved repetitions (``a_ms[i]`` and ``b_ms[i]``
+    timed back to back): decided on the distribution-free interval of the median of the per-repetition
+    ratios b_i / a_i (:func:`lloydlib.bench.timing.median_interval`, the sign test, at :data:`LEVEL`);
+    holds when the interval lies above 1, fails when it lies below 1."""
+    ratios = timing.paired_ratios(b_ms, a_ms)
+    low, high = timing.median_interval(ratios, 1 - LEVEL)
+    outcome = "holds" if low > 1 else "fails" if high < 1 else "undetermined"
+    text = (
+        f"{a_name} {q3(a_ms)} vs {b_name} {q3(b_ms)}; {b_name} / {a_name} {np.median(ratios):.3f}, "
+        f"{LEVEL:.0%} interval [{low:.3f}, {high:.3f}] ({len(ratios)} interleaved repetitions)"
+    )
+    return Evidence(part, outcome, text)
+
+
+def step_costs(d: int, k: int, *, n: int, batch: int, reps: int, warmup: int) -> dict:
+    """Milliseconds of forward + backward of one layer per repetition, ``{"OH": [...], "BN": [...]}``:
+    :func:`lloydlib.bench.measure_embeddings` on the CPU clock with one torch thread, the embeddings
+    interleaved in each repetition."""
+    res = bench.measure_embeddings(
+        d,
+        k,
+        n=n,
+        batch=batch,
+        reps=reps,
+        warmup=warmup,
+        passes=("forward", "backward"),
+        clock="cpu",
+        memory=False,
+        threads=1,
+    )
+    return {e: [f + b for f, b in zip(r["samples"]["forward"], r["samples"]["backward"])] for e, r in res.items()}
 
 
 def all_of(part: str, evidence) -> Evidence:

@@ -21,7 +21,7 @@ _LEARNING = {"base": {"d": 4, "k": 6, "n": 32, "steps": 6000, "tau": 0.1, "loss"
              "ns": [16, 32, 64], "n_embeddings": ["OH", "BN"], "n_seeds": list(range(20)),
              "ks": [6, 10, 16], "k_cases": [[4, 0.1]], "k_seeds": list(range(20)),
              "wall_cases": [[16, 16], [32, 25]], "wall_n": 32, "wall_tau": 1.0, "wall_clip": 1.0,
-             "wall_steps": 500, "cli_steps": 200,
+             "wall_steps": 500, "wall_time": {"n": 512, "reps": 40, "warmup": 10}, "cli_steps": 200,
              "gap_tasks": 128, "gap_n": 256,
              "gap_taus": [1e-3, 3e-3, 1e-2, 3e-2, 0.1, 0.25, 1.0, 3.0, 10.0]}
 SCALES: dict[str, dict[str, dict]] = {
@@ -99,7 +99,9 @@ SCALES: dict[str, dict[str, dict]] = {
     # (Fig. 11), ns with n_embeddings and n_seeds (Fig. 13), ks with k_cases [[d, tau]] and k_seeds (Fig. 15;
     # 20 seeds on CPU for these two, where 10 left BN at n=64 against n=32, and BN against NA at k=16,
     # undecided after 3,000 steps); sub_losses: the regularisers of Figs. 11, 13 and 15; wall_cases [[d, k]]
-    # at wall_n, wall_tau, wall_clip for wall_steps (Fig. 17); cli_steps: the runs the command-line
+    # at wall_n, wall_tau, wall_clip for wall_steps (Fig. 17), and wall_time: the interleaved timing of
+    # one layer's forward and backward at the paper's n (the same at every scale: it trains nothing, and
+    # at n=32 OH and BN differ by about 4%, too little to decide on a shared CPU); cli_steps: the runs the command-line
     # demonstration trains; gap_*: tasks and temperatures for the smoothing-gap pictures (no training).
     # ci is default: no smaller setting decides the learning claims (10 seeds leave the plateau of Fig. 10
     # only after about 2,000 steps at n=32, and at n=16 or 800 steps no setting beats one Lloyd step), so
@@ -120,7 +122,7 @@ SCALES: dict[str, dict[str, dict]] = {
                   "ks": [6, 10, 16, 25], "k_cases": [[4, 1.0], [4, 0.1], [32, 1.0], [32, 0.1]],
                   "k_seeds": [0, 1, 2, 3, 4, 5, 6, 7, 8, 9],
                   "wall_cases": [[16, 16], [32, 25]], "wall_n": 512, "wall_tau": 1.0, "wall_clip": 1.0,
-                  "wall_steps": 10000, "cli_steps": 200,
+                  "wall_steps": 10000, "wall_time": {"n": 512, "reps": 40, "warmup": 10}, "cli_steps": 200,
                   "gap_tasks": 320, "gap_n": 512,
                   "gap_taus": [1e-3, 3e-3, 1e-2, 3e-2, 0.1, 0.25, 1.0, 3.0, 10.0]},
     },

@@ -49,6 +49,7 @@ def measure_embeddings(
     seed: int = 0,
     device=None,
     passes=_PASSES,
+    threads: int | None = None,
 ) -> dict:
     """Time forward (train), backward and forward (eval) of one layer for each embedding, interleaved.
 
@@ -56,7 +57,8 @@ def measure_embeddings(
     "memory_bytes", "memory_bytes_no_attention", "samples": {pass: [ms, ...]}}}`` with
     :func:`~lloydlib.bench.summarize` summaries over ``reps`` repetitions after ``warmup`` discarded ones,
     timed on ``clock`` ("wall" or "cpu"); ``passes`` (a subset of "forward", "backward", "eval") says which
-    passes are timed (the others get no summary, and the eval pass is not run). ``memory_bytes`` is the
+    passes are timed (the others get no summary, and the eval pass is not run); ``threads`` sets torch's
+    thread count for the timed repetitions (None: as it is; see :func:`~lloydlib.bench.timing.torch_threads`). ``memory_bytes`` is the
     full accounting of :func:`~lloydlib.bench.peak_memory`, ``memory_bytes_no_attention`` the same without
     allocations of one (batch, n, n) matrix (None for both with ``memory=False``).
     All embeddings see the same tasks (``batch`` tasks of n points, k centers, d dimensions) and models
@@ -80,12 +82,13 @@ def measure_embeddings(
         torch.manual_seed(seed)
         models[e] = make_model(impl, d, k, e, device=device)
     samples = {e: {m: [] for m in passes} for e in embeddings}
-    for r in range(warmup + reps):
-        for e in embeddings if r % 2 == 0 else tuple(reversed(embeddings)):
-            times = _time_passes(models[e], X, C, tau, device, clock, "eval" in passes)
-            if r >= warmup:
-                for m in passes:
-                    samples[e][m].append(times[m])
+    with timing.torch_threads(threads):
+        for r in range(warmup + reps):
+            for e in embeddings if r % 2 == 0 else tuple(reversed(embeddings)):
+                times = _time_passes(models[e], X, C, tau, device, clock, "eval" in passes)
+                if r >= warmup:
+                    for m in passes:
+                        samples[e][m].append(times[m])
     out = {}
     for e in embeddings:
         model = models[e]

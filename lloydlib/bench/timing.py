@@ -24,7 +24,17 @@ import torch
 
 from .._validate import check_scalar
 
-__all__ = ["CLOCKS", "clock", "summarize", "loadavg", "quiet_logger", "paired_ratios", "min_reps", "median_interval"]
+__all__ = [
+    "CLOCKS",
+    "clock",
+    "summarize",
+    "loadavg",
+    "quiet_logger",
+    "torch_threads",
+    "paired_ratios",
+    "min_reps",
+    "median_interval",
+]
 
 CLOCKS = ("wall", "cpu")
 
@@ -71,6 +81,24 @@ def quiet_logger(name: str):
         yield
     finally:
         logger.setLevel(old)
+
+
+@contextlib.contextmanager
+def torch_threads(threads: int | None):
+    """Run a block with ``torch.set_num_threads(threads)`` (None: leave the count alone), restoring it after.
+
+    One thread makes CPU timings of small layers steadier on a shared machine: with several, a thread that
+    waits for a busy core holds up the others at every parallel region."""
+    if threads is None:
+        yield
+        return
+    threads = check_scalar("threads", threads, int, min_val=1)
+    before = torch.get_num_threads()
+    torch.set_num_threads(threads)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before)
 
 
 def paired_ratios(numerators, denominators) -> list[float]:

@@ -236,3 +236,19 @@ def test_paper_sweeps_in_priority_order_with_their_seeds():
     assert loop.startswith("for n in 256 512 1024; do ") and loop.endswith("--cache-dir out; done; done; done")
     (cmd,) = learning.sweep_commands(*by["Fig. 10a"], "out")
     assert cmd.startswith("python -m lloydlib train") and "--tau 1 0.25 0.14 0.1" in cmd
+
+
+def test_cheaper_decides_on_the_sign_test_interval_of_the_paired_ratios():
+    rng = np.random.default_rng(0)
+    a = rng.uniform(9, 11, 40)
+    assert learning.cheaper("p", a, 1.2 * a, "BN", "OH").outcome == "holds"
+    assert learning.cheaper("p", 1.2 * a, a, "BN", "OH").outcome == "fails"
+    noisy = learning.cheaper("p", a, a * rng.uniform(0.8, 1.2, 40), "BN", "OH")
+    assert noisy.outcome == "undetermined" and "40 interleaved repetitions" in noisy.text
+    with pytest.raises(ValueError, match="at least"):
+        learning.cheaper("p", a[:3], a[:3], "BN", "OH")
+
+
+def test_step_costs_times_forward_and_backward_per_repetition():
+    costs = learning.step_costs(2, 3, n=8, batch=2, reps=3, warmup=0)
+    assert set(costs) == {"OH", "BN"} and all(len(v) == 3 and min(v) > 0 for v in costs.values())

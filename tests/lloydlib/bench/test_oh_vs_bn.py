@@ -1,6 +1,7 @@
 """lloydlib.bench.oh_vs_bn: OH against BN, one layer at a time (Figure 1, Table 1)."""
 
 import pytest
+import torch
 
 from lloydlib import bench
 
@@ -27,6 +28,15 @@ def test_measure_embeddings_times_only_the_passes_asked_for():
     assert out["config"]["passes"] == ["eval"] and list(out["rows"][0]["BN"]["samples"]) == ["eval"]
 
 
+def test_measure_embeddings_times_with_the_threads_asked_for_and_restores_them(monkeypatch):
+    seen = []
+    real = bench.oh_vs_bn._time_passes
+    monkeypatch.setattr(bench.oh_vs_bn, "_time_passes", lambda *a: seen.append(torch.get_num_threads()) or real(*a))
+    before = torch.get_num_threads()
+    bench.measure_embeddings(2, 3, n=8, batch=1, warmup=0, reps=2, memory=False, threads=1)
+    assert seen == [1] * 4 and torch.get_num_threads() == before
+
+
 @pytest.mark.parametrize(
     "kwargs, words",
     [
@@ -35,6 +45,7 @@ def test_measure_embeddings_times_only_the_passes_asked_for():
         (dict(embeddings=("XX",)), "embeddings"),
         (dict(passes=("forward", "train")), "passes must be one of"),
         (dict(passes=()), "passes must name at least one"),
+        (dict(threads=0), "threads"),
     ],
 )
 def test_measure_embeddings_refuses_bad_arguments(kwargs, words):

@@ -72,3 +72,15 @@ def test_median_interval_covers_the_median_as_often_as_promised():
         lo, hi = timing.median_interval(np.exp(rng.standard_normal(m) * 0.5), alpha)
         misses += not lo <= 1.0 <= hi
     assert misses / trials <= alpha
+
+
+def test_torch_threads_sets_and_restores_the_count():
+    before = torch.get_num_threads()
+    with timing.torch_threads(1):
+        assert torch.get_num_threads() == 1
+    assert torch.get_num_threads() == before
+    with timing.torch_threads(None):
+        assert torch.get_num_threads() == before
+    with pytest.raises(ValueError, match="threads"):
+        with timing.torch_threads(0):
+            pass
