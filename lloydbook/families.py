@@ -38,6 +38,11 @@ __all__ = [
     "cell_medians",
     "degradation",
     "rank_correlation",
+    "finite_pairs",
+    "transfer_correlation",
+    "band_outcome",
+    "same_family_numbers",
+    "transfer_numbers",
     "same_family_figure",
     "grid_figure",
     "emd_figure",
@@ -167,6 +172,75 @@ def rank_correlation(values: dict, emd_rows, families, pairs, *, resamples=2000,
     low = float(np.quantile(boot, (1 - level) / 2, method="lower"))
     high = float(np.quantile(boot, (1 + level) / 2, method="higher"))
     return {"rho": est, "low": low, "high": high, "emd": np.array(emd), "deg": np.array(deg), "level": level}
+
+
+def finite_pairs(values: dict, families) -> list[tuple[str, str]]:
+    """The ordered pairs (a, b) of different ``families`` whose transfer cell (a, b) and in-family cell
+    (b, b) have finite medians over seeds: those whose :func:`degradation` is a number."""
+    med = cell_medians(values, families, families)
+    pos = {f: i for i, f in enumerate(families)}
+    return [
+        (a, b)
+        for a in families
+        for b in families
+        if a != b and np.isfinite(med[pos[a], pos[b]]) and np.isfinite(med[pos[b], pos[b]])
+    ]
+
+
+def transfer_correlation(values: dict, emd_rows, families, *, resamples: int, seed: int = 0) -> dict:
+    """:func:`rank_correlation` over the :func:`finite_pairs` of ``values``, with ``"pairs"``, their count."""
+    pairs = finite_pairs(values, families)
+    return rank_correlation(values, emd_rows, families, pairs, resamples=resamples, seed=seed) | {"pairs": len(pairs)}
+
+
+def band_outcome(corr: dict, band: float) -> str:
+    """Whether the interval of a rank correlation says "does not predict": "holds" when [low, high] lies
+    inside (-band, band), "fails" when it lies beyond band on one side, else "undetermined"."""
+    if -band < corr["low"] and corr["high"] < band:
+        return "holds"
+    return "fails" if corr["low"] > band or corr["high"] < -band else "undetermined"
+
+
+# ----------------------------------------------------------------------------------------- prose numbers
+def same_family_numbers(V: dict, embeddings, losses, others, t_hi: float, t_lo: float) -> dict:
+    """The numbers the text of Figs. 4 and 16 quotes, ``{glue name: value}``: medians over seeds of the
+    final relative validation losses ``V[(family, tau, embedding, loss)]`` (``(seeds,)`` each)."""
+
+    def med(f, t, e, l):
+        return float(np.median(V[(f, t, e, l)]))
+
+    def over(fams, t, embs, ls):
+        return [med(f, t, e, l) for f in fams for e in embs for l in ls]
+
+    return {
+        "fam-cauchy-oh-l2": med("cauchy", t_lo, "OH", "L2"),
+        "fam-cauchy-t1-min": min(over(["cauchy"], t_hi, embeddings, losses)),
+        "fam-cauchy-plateau": int((V[("cauchy", t_lo, "OH", "NE")] > 1).sum()),
+        "fam-t1-l2-min": min(over(others, t_hi, embeddings, ["L2"])),
+        "fam-t1-ne-min": min(over(others, t_hi, embeddings, ["NE"])),
+        "fam-oh-t01-max": max(over(others, t_lo, ["OH"], losses)),
+        "fam-bn-t01-min": min(over(others, t_lo, ["BN"], losses)),
+    }
+
+
+def transfer_numbers(many: dict, embeddings, others, block_mean: dict) -> dict:
+    """The numbers the text of Figs. 8 and 18 quotes, ``{glue name: value}``: medians over seeds of the
+    T-step ratios ``many[embedding][(train, test)]`` and of the per-seed 4x4 block means ``block_mean``."""
+    e0, e1 = embeddings[0], embeddings[-1]
+
+    def med(e, a, b):
+        return float(np.median(many[e][(a, b)]))
+
+    block = [med(e, a, b) for e in embeddings for a in others for b in others]
+    return {
+        "fam-tr-cauchy-min": min(med(e, "cauchy", b) for e in embeddings for b in others),
+        "fam-tr-to-cauchy-max": max(med(e0, a, "cauchy") for a in others),
+        "fam-tr-block-bn": float(np.median(block_mean[e1])),
+        "fam-tr-cc": med(e0, "cauchy", "cauchy"),
+        "fam-tr-block-min": min(block),
+        "fam-tr-block-oh": float(np.median(block_mean[e0])),
+        "fam-tr-block-max": max(block),
+    }
 
 
 # ----------------------------------------------------------------------------------------- figures
