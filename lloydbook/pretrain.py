@@ -7,7 +7,8 @@ each sweep one of the training processes waits while the other finishes the last
 first, as one sweep, the stacks of all chapters share the workers; the chapters then read every run from
 the cache (their "trained now" counts are 0). The runs are the same configs as the chapters' (the
 learning chapters' sweeps are :func:`lloydbook.learning.paper_sweeps` at the scale's settings, the
-families chapter's grid is below), so nothing trains twice. Fig. 17's runs time single runs: their
+families chapter's grid is below, the lemmas chapter's race is :func:`lloydbook.lemmas.race_configs`),
+so nothing trains twice. Fig. 17's runs time single runs: their
 chapter trains them.
 """
 
@@ -20,7 +21,7 @@ import time
 from lloydlib import training
 from lloydlib.training.sweep import plan
 
-from . import book, results
+from . import book, lemmas, results
 from .learning import paper_sweeps, sweep_configs
 
 __all__ = ["book_configs", "main"]
@@ -29,7 +30,7 @@ __all__ = ["book_configs", "main"]
 def book_configs(scale: str | None = None) -> list[training.TrainConfig]:
     """Every stacked run the chapters train at ``scale`` (default: ``$LLOYD_SCALE``), each once, in
     chapter order: chapter 04's tau grid (Fig. 10 at the scale's ``tau_ds``), chapter 05's sweeps (Figs.
-    14, 11, 13, 15) and chapter 07's family sweep."""
+    14, 11, 13, 15), chapter 07's family sweep and chapter 09's OH-against-BN race."""
     p = book.params("learning", scale)
     configs = []
     for name, specs, unstacked in paper_sweeps(p):
@@ -45,6 +46,7 @@ def book_configs(scale: str | None = None) -> list[training.TrainConfig]:
         loss=f["losses"],
         seed=f["seeds"],
     )
+    configs += lemmas.race_configs(book.params("lemmas", scale))
     return list(dict.fromkeys(configs))
 
 

@@ -50,7 +50,7 @@ def test_no_outputs_or_execution_counts(path):
     ]
     assert not bad, (
         f"{path.name}: code cells {bad} have stored outputs or execution counts; strip them "
-        f"(e.g. .venv/bin/nbstripout {path.relative_to(ROOT)})"
+        f"(e.g. .venv/bin/nbstripout --keep-id {path.relative_to(ROOT)}, which keeps the cell ids)"
     )
 
 

@@ -2,13 +2,13 @@
 
 import pytest
 
-from lloydbook import book, pretrain
+from lloydbook import book, lemmas, pretrain
 from lloydlib import training
 from lloydlib.training import TrainConfig
 
 
 def _chapter_grids(scale):
-    """The grids chapters 04, 05 and 07 pass to train_grid (their cells, written out again here)."""
+    """The grids chapters 04, 05 and 07 pass to train_grid (their cells, written out again here), and 09's race."""
     P, F = book.params("learning", scale), book.params("families", scale)
     base = TrainConfig(**P.base)
     shape = base.replace(steps=P.shape_steps)
@@ -32,7 +32,7 @@ def _chapter_grids(scale):
         grids.append(
             training.grid(shape.replace(d=d, tau=t), k=P.ks, embedding=P.embeddings, loss=P.sub_losses, seed=P.k_seeds)
         )
-    return grids
+    return grids + [lemmas.race_configs(book.params("lemmas", scale))]
 
 
 @pytest.mark.parametrize("scale", ["ci", "default"])
