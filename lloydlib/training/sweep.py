@@ -61,15 +61,16 @@ def _cost(config: TrainConfig) -> int:
 
 
 def plan(configs, workers: int = 1) -> list[list[TrainConfig]]:
-    """The stacks that train ``configs``: configs with one :func:`stack_key`, in the order given, cut into
-    pieces of at most :func:`stack_limit` runs and, while there are fewer than ``workers`` pieces in all
-    and runs enough, into more equal pieces; longest stacks first (so parallel workers finish together).
-    Depends only on ``configs`` and ``workers``, never on the executor: a sweep stacks the same way
-    everywhere."""
+    """The stacks that train ``configs``: configs with one :func:`stack_key` and one number of steps, in
+    the order given, cut into pieces of at most :func:`stack_limit` runs and, while there are fewer than
+    ``workers`` pieces in all and runs enough, into more equal pieces; longest stacks first (so parallel
+    workers finish together). Runs of different lengths could share a stack, but the stack computes a
+    finished run's rows until its longest run ends, so they do not. Depends only on ``configs`` and
+    ``workers``, never on the executor: a sweep stacks the same way everywhere."""
     workers = check_int("workers", workers, 1)
     groups: dict[tuple, list[TrainConfig]] = {}
     for c in configs:
-        groups.setdefault(stack_key(c), []).append(c)
+        groups.setdefault((stack_key(c), c.steps), []).append(c)
     total = sum(len(g) for g in groups.values())
     stacks = []
     for g in groups.values():

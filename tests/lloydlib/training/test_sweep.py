@@ -63,6 +63,8 @@ def test_plan_stacks_runs_that_share_a_stack_key_in_bounded_pieces(tiny):
     assert sweep.stack_limit(TrainConfig(**tiny)) == sweep.MAX_STACK
     many = training.grid(TrainConfig(**tiny), seed=list(range(sweep.MAX_STACK + 1)))
     assert sorted(len(s) for s in sweep.plan(many)) == [32, 33]
+    mixed = training.grid(TrainConfig(**tiny), steps=[2, 4], seed=[0, 1, 2])  # one key, two lengths
+    assert sorted([c.steps for c in s] for s in sweep.plan(mixed)) == [[2, 2, 2], [4, 4, 4]]
 
 
 def test_train_many_checks_the_executor_and_its_address(cache, tiny):
