@@ -7,11 +7,14 @@ The library never imports this package. It holds what only the chapters need:
 - :mod:`lloydbook.glue`: a Colab-safe ``glue``;
 - :mod:`lloydbook.claims`: the claims each chapter checks, and their table for the Scorecard;
 - :mod:`lloydbook.results`: the checkout's folders (recorded results, the training cache);
+- :mod:`lloydbook.pretrain`: the chapters' stacked sweeps, trained as one before a build;
+- :mod:`lloydbook.paper_scale`: paper-scale verdicts on runs recorded on a GPU;
 - :mod:`lloydbook.tables`: an HTML table whose cells may hold math, shared by several chapters;
 - one module of helpers, figures and tables per chapter: :mod:`lloydbook.lloyd_tasks` (Lloyd's algorithm and
   clustering tasks), :mod:`lloydbook.construction` (Lloyd inside a transformer), :mod:`lloydbook.leanness`
   (what leanness buys), :mod:`lloydbook.learning` and :mod:`lloydbook.figures` (the two learning chapters),
-  :mod:`lloydbook.lemmas` (the lemmas), :mod:`lloydbook.attention_clustering` (attention-based clustering);
+  :mod:`lloydbook.many_steps`, :mod:`lloydbook.families` and :mod:`lloydbook.landscapes` (the three
+  generalisation chapters), :mod:`lloydbook.lemmas` (the lemmas), :mod:`lloydbook.attention_clustering` (attention-based clustering);
 - :mod:`lloydbook.sphinx_scorecard`: the Sphinx extension that checks the Scorecard page.
 """
 
