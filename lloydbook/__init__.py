@@ -8,7 +8,9 @@ The library never imports this package. It holds what only the chapters need:
 - :mod:`lloydbook.claims`: the claims each chapter checks, and their table for the Scorecard;
 - :mod:`lloydbook.results`: the checkout's folders (recorded results, the training cache);
 - :mod:`lloydbook.pretrain`: the chapters' stacked sweeps, trained as one before a build;
-- :mod:`lloydbook.paper_scale`: paper-scale verdicts on runs recorded on a GPU;
+- :mod:`lloydbook.paper_scale`: paper-scale verdicts on runs recorded on a GPU (Figures 10, 11, 13, 14, 15
+  and 17), a subpackage: ``tau`` (Fig. 10), ``shapes`` (Figs. 11, 13, 14), ``clusters`` (Fig. 15), ``wall``
+  (Fig. 17), ``sweeps`` (the sweeps judged by name) and ``common``;
 - :mod:`lloydbook.tables`: an HTML table whose cells may hold math, shared by several chapters;
 - one module of helpers, figures and tables per chapter: :mod:`lloydbook.lloyd_tasks` (Lloyd's algorithm and
   clustering tasks), :mod:`lloydbook.construction` (Lloyd inside a transformer), :mod:`lloydbook.leanness`

@@ -29,9 +29,11 @@ Two forward paths compute the same function:
   ignores the per-query term -||q||^2, so the scores are those of [2q ; 1] against [k ; -||k||^2].
   A point token [x ; 0] has an empty code block, so point queries reduce to [x ; 1] (d + 1 numbers)
   whatever the embedding, and the n x n point self-attention (head 2) averages the points themselves:
-  for large batch x n x n (above ``FUSED_LIMIT`` entries) one call of PyTorch's fused
-  ``scaled_dot_product_attention`` (a flash kernel on CPU and GPU), which never stores the n x n matrix;
-  below, explicit scores, faster for such narrow heads (d + 1 numbers) than a kernel built for wide ones. At ``gamma = inf`` (hardmax, not a softmax) the fast path falls back
+  for large batch x n x n (above ``FUSED_LIMIT`` entries) on a GPU one call of PyTorch's fused
+  ``scaled_dot_product_attention`` (a flash kernel), which never stores the n x n matrix, and on the CPU
+  :func:`lloydlib.attention.blocked_attention`, a few tasks at a time, whose backward forms only the keys'
+  gradient (queries and values are the data); below, explicit scores, faster for such narrow heads
+  (d + 1 numbers) than a kernel built for wide ones. At ``gamma = inf`` (hardmax, not a softmax) the fast path falls back
   to the reference one; with sparsemax, or with dropout in training mode, head 2 forms its scores
   explicitly. The forward also runs under ``torch.compile`` (input value checks are skipped there).
 """
@@ -53,7 +55,7 @@ from ._validate import (
     check_scalar,
     check_task_shape,
 )
-from .attention import WEIGHTINGS, attention_weights
+from .attention import WEIGHTINGS, attention_weights, blocked_attention
 from .construction import theorem_weights
 from .embeddings import EMBEDDINGS, cluster_codes, embedding_dim
 
@@ -62,6 +64,8 @@ __all__ = ["LearnableTransformer"]
 #: head 2 (points attending to points) stores its (batch, n, n) scores up to this many entries; above, it
 #: runs PyTorch's fused ``scaled_dot_product_attention``, which never stores them
 FUSED_LIMIT = 1 << 20
+#: above ``FUSED_LIMIT`` on the CPU, head 2 runs :func:`lloydlib.attention.blocked_attention` instead
+BLOCKED_ON_CPU = True
 
 # torch >= 2.3; older versions cannot be compiling through this check anyway
 _is_compiling = getattr(torch.compiler, "is_compiling", lambda: False)
@@ -247,9 +251,10 @@ class LearnableTransformer(nn.Module):
 
         Scores are (gamma / sqrt(d_emb)) (2 q.k - ||k||^2); the dropped -||q||^2 is constant per query.
         Point queries use :meth:`_point_query_keys`, so heads 1 and 2 compare (d + 1)-vectors [x ; 1].
-        Head 2, the n x n one, runs as one fused ``scaled_dot_product_attention`` call: since its
-        weights P sum to 1 over keys, P (X V^T + b) = (P X) V^T + b, so its values are the points
-        themselves (the last output coordinate, sum_j P_ij * 1, is dropped). Only the first d output
+        Head 2, the n x n one, is one softmax attention of [x ; 1] against the keys with the points as
+        values: since its weights P sum to 1 over keys, P (X V^T + b) = (P X) V^T + b, so its values are
+        the points themselves (as values of the fused kernel, [x ; 1], whose last output coordinate,
+        sum_j P_ij * 1, is dropped). Only the first d output
         coordinates are needed, so heads 3 and 4 use only the first d rows of V_3, V_4.
         """
         d, D = self.d, self.d_emb
@@ -264,10 +269,12 @@ class LearnableTransformer(nn.Module):
         Vx2 = self.V[1][:, :d]
         bV2 = 0 if self.bV is None else self.bV[1]
         if self.weighting == "softmax" and not (self.training and self.dropout > 0):
-            if X.shape[0] * X.shape[1] ** 2 > FUSED_LIMIT:
+            if X.shape[0] * X.shape[1] ** 2 <= FUSED_LIMIT:  # the fused kernel is built for wide heads: narrow
+                PX = torch.softmax(scale * xt @ kt2.transpose(1, 2), dim=-1) @ X  # ones are faster explicitly
+            elif X.device.type == "cpu" and BLOCKED_ON_CPU:  # only the keys need a gradient: see blocked_attention
+                PX = blocked_attention(xt, kt2, X, scale)
+            else:
                 PX = F.scaled_dot_product_attention(xt[:, None], kt2[:, None], xt[:, None], scale=scale)[:, 0, :, :d]
-            else:  # the fused kernel is built for wide heads: narrow ones are faster with explicit scores
-                PX = torch.softmax(scale * xt @ kt2.transpose(1, 2), dim=-1) @ X
             A2 = PX @ Vx2.T + bV2
         else:
             A2 = self._weights(scale * xt @ kt2.transpose(1, 2)) @ (X @ Vx2.T + bV2)

@@ -1,4 +1,5 @@
-"""lloydbook.paper_scale: Figure 10's verdicts decided again on (here: made-up) GPU runs."""
+"""lloydbook.paper_scale: Figure 10's verdicts decided again on (here: made-up) GPU runs (the other figures:
+test_paper_scale_figures.py)."""
 
 from types import SimpleNamespace
 
@@ -45,14 +46,37 @@ def test_claim_suffix_names_the_machine():
 def test_a_complete_sweep_is_judged_with_the_papers_verdicts(chapter):
     ids = paper_scale.fig10_claims(grid(), d=4, taus=TAUS, embeddings=EMBS, losses=LOSSES, seeds=10, machine="h200")
     assert ids == [
-        "learning-tau01-beats-lloyd-gpu-h200",
-        "learning-larger-tau-faster-worse-gpu-h200",
-        "learning-oh-faster-than-bn-gpu-h200",
-        "learning-oh-bn-similar-final-gpu-h200",
+        "learning-tau01-beats-lloyd-d4-gpu-h200",
+        "learning-larger-tau-faster-worse-d4-gpu-h200",
+        "learning-oh-faster-than-bn-d4-gpu-h200",
+        "learning-oh-bn-similar-final-d4-gpu-h200",
     ]
     rows = {c.id: c for c in claims.claims()}
     assert all(rows[i].verdict == "reproduced" for i in ids)  # recorded, so their checks held (record raises)
     assert "h200, paper scale, d=4" in rows[ids[0]].statement
+
+
+def test_both_dimensions_are_judged_as_claims_of_their_own(chapter):
+    G = grid()
+    G.update({(32, *key[1:]): runs for key, runs in grid().items()})
+    ids = [
+        paper_scale.fig10_claims(G, d=d, taus=TAUS, embeddings=EMBS, losses=LOSSES, seeds=10, machine="h200")
+        for d in (4, 32)
+    ]
+    assert ids[1][0] == "learning-tau01-beats-lloyd-d32-gpu-h200"
+    assert len(claims.claims()) == 8 and not set(ids[0]) & set(ids[1])
+
+
+def test_bad_arguments_name_the_argument(chapter):
+    kw = dict(d=4, taus=TAUS, embeddings=EMBS, losses=LOSSES, seeds=10, machine="h200")
+    with pytest.raises(ValueError, match="seeds must be >= 1, got 0"):
+        paper_scale.fig10_claims(grid(), **{**kw, "seeds": 0})
+    with pytest.raises(ValueError, match="machine"):  # even on a sweep that would judge nothing
+        paper_scale.fig10_claims({}, **{**kw, "machine": "--"})
+    with pytest.raises(ValueError, match="embeddings must include"):
+        paper_scale.fig10_claims(grid(), **{**kw, "embeddings": ["OH", "NA"]})
+    with pytest.raises(TypeError, match="G must be a dict"):
+        paper_scale.fig10_claims(list(grid().values()), **kw)
 
 
 def test_a_partial_sweep_judges_nothing(chapter):
@@ -66,7 +90,7 @@ def test_runs_that_contradict_the_paper_fail_the_check(chapter):
     def bn_above_lloyd(tau, emb):
         return np.full(11, 1.2) if emb == "BN" else curve(tau, emb)
 
-    with pytest.raises(AssertionError, match="learning-tau01-beats-lloyd-gpu-h200"):
+    with pytest.raises(AssertionError, match="learning-tau01-beats-lloyd-d4-gpu-h200"):
         paper_scale.fig10_claims(
             grid(curve=bn_above_lloyd), d=4, taus=TAUS, embeddings=EMBS, losses=LOSSES, seeds=10, machine="h200"
         )

@@ -5,9 +5,10 @@ import math
 
 import pytest
 import torch
+import torch.nn.functional as F
 from _support import assert_raises_naming
 
-from lloydlib.attention import attention_weights, distance_attention
+from lloydlib.attention import attention_weights, blocked_attention, distance_attention
 from lloydlib.distances import DIRECT_LIMIT
 
 
@@ -98,3 +99,62 @@ BAD_CALLS = [
 @pytest.mark.parametrize("call,exc,words", BAD_CALLS, ids=[f"bad{i}" for i in range(len(BAD_CALLS))])
 def test_bad_input_raises_clear_error(call, exc, words):
     assert_raises_naming(call, exc, words)
+
+
+def _qkv(batch, m, mp, e, f, grads):
+    gen = torch.Generator().manual_seed(batch * 100 + m)
+    shapes = {"q": (batch, m, e), "k": (batch, mp, e), "v": (batch, mp, f)}
+    return {n: torch.randn(s, dtype=torch.float64, generator=gen).requires_grad_(n in grads) for n, s in shapes.items()}
+
+
+@pytest.mark.parametrize("keep", [True, False])  # weights kept for the backward, or recomputed there
+@pytest.mark.parametrize("grads", ["k", "qkv", "qv", "v"])
+@pytest.mark.parametrize("block_entries", [1, 50, 1 << 22])  # a task a block, a remainder, one block
+def test_blocked_attention_is_the_fused_kernel_with_only_the_gradients_asked_for(
+    grads, block_entries, keep, monkeypatch
+):
+    import lloydlib.attention
+
+    monkeypatch.setattr(lloydlib.attention, "KEEP_ENTRIES", 1 << 30 if keep else 0)
+    t = _qkv(5, 7, 6, 3, 2, grads)
+    out = blocked_attention(t["q"], t["k"], t["v"], 0.7, block_entries=block_entries)
+    ref = F.scaled_dot_product_attention(t["q"], t["k"], t["v"], scale=0.7)
+    torch.testing.assert_close(out, ref, atol=1e-13, rtol=1e-12)
+    g = torch.randn(out.shape, dtype=torch.float64, generator=torch.Generator().manual_seed(3))
+    wrt = [t[n] for n in grads]
+    for a, b in zip(torch.autograd.grad(out, wrt, g), torch.autograd.grad(ref, wrt, g)):
+        torch.testing.assert_close(a, b, atol=1e-12, rtol=1e-11)
+
+
+def test_blocked_attention_gradcheck():
+    t = _qkv(3, 4, 5, 2, 3, "qkv")
+    assert torch.autograd.gradcheck(
+        lambda q, k, v: blocked_attention(q, k, v, 1.3, block_entries=20), (t["q"], t["k"], t["v"])
+    )
+
+
+def test_blocked_attention_keeps_only_the_data_when_no_gradient_is_asked():
+    t = _qkv(2, 3, 3, 2, 2, "")
+    assert not blocked_attention(t["q"], t["k"], t["v"], 1.0).requires_grad
+
+
+@pytest.mark.parametrize(
+    "kw, words",
+    [
+        (dict(q=torch.zeros(2, 3)), ["q", "(batch, tokens, width)", "(2, 3)"]),
+        (dict(k=torch.zeros(2, 4, 5)), ["k", "e=4", "(2, 4, 5)"]),
+        (dict(v=torch.zeros(2, 5, 1)), ["v", "m'=4", "(2, 5, 1)"]),
+        (dict(block_entries=0), ["block_entries", "positive int", "0"]),
+    ],
+)
+def test_blocked_attention_bad_input_names_the_argument(kw, words):
+    args = dict(q=torch.zeros(2, 3, 4), k=torch.zeros(2, 4, 4), v=torch.zeros(2, 4, 1), scale=1.0) | kw
+    assert_raises_naming(lambda: blocked_attention(**args), ValueError, words)
+
+
+def test_blocked_attention_backward_twice_gives_the_same_gradients():
+    t = _qkv(3, 5, 4, 2, 2, "k")
+    out = blocked_attention(t["q"], t["k"], t["v"], 0.9, block_entries=20)
+    g = torch.ones_like(out)
+    first = torch.autograd.grad(out, t["k"], g, retain_graph=True)[0]
+    torch.testing.assert_close(torch.autograd.grad(out, t["k"], g)[0], first, atol=0, rtol=0)

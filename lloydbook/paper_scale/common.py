@@ -1,0 +1,95 @@
+"""What every paper-scale verdict shares: the claim suffix, the completeness test, argument checks and
+the recorder that decides each statement with the paper's verdict as its expectation."""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+
+from lloydlib._validate import check_int
+
+from ..learning import decide
+
+__all__ = [
+    "EXPECTED",
+    "claim_suffix",
+    "complete",
+    "check_seeds",
+    "check_values",
+    "check_groups",
+    "by_seed",
+    "nan_as_inf",
+    "Recorder",
+]
+
+#: the expectation of every paper-scale claim, fixed before any run is read: the paper's own verdict
+EXPECTED = "reproduced"
+
+
+def claim_suffix(machine: str) -> str:
+    """``-gpu-<machine>`` in claim-id form (lower case, runs of other characters as one hyphen)."""
+    slug = re.sub(r"[^a-z0-9]+", "-", str(machine).lower()).strip("-")
+    if not slug:
+        raise ValueError(f"machine must name the GPU machine with at least one letter or digit, got {machine!r}")
+    return f"-gpu-{slug}"
+
+
+def complete(G: dict, keys, seeds: int) -> bool:
+    """Whether every setting in ``keys`` has at least ``seeds`` runs in ``G``."""
+    return all(len(G.get(key, ())) >= seeds for key in keys)
+
+
+def check_seeds(seeds) -> int:
+    """``seeds``, the runs every setting of a complete sweep holds: an integer >= 1."""
+    return check_int("seeds", seeds, 1)
+
+
+def check_groups(G) -> dict:
+    """``G``, a dict from a setting's key to its runs (as ``lloydlib.training.group`` returns it)."""
+    if not isinstance(G, dict):
+        raise TypeError(f"G must be a dict from setting keys to lists of runs, got {type(G).__name__}")
+    return G
+
+
+def check_values(name: str, values, needed=(), *, minimum: int = 1) -> list:
+    """``values`` as a list of at least ``minimum`` items that holds every item of ``needed``."""
+    if isinstance(values, (str, bytes)) or not hasattr(values, "__iter__"):
+        raise TypeError(f"{name} must be a list of settings, got {type(values).__name__} {values!r}")
+    values = [tuple(v) if isinstance(v, list) else v for v in values]
+    if len(values) < minimum:
+        raise ValueError(f"{name} must hold at least {minimum} values, got {values!r}")
+    missing = [v for v in needed if v not in values]
+    if missing:
+        raise ValueError(f"{name} must include {list(needed)} (the paper's statement compares them), got {values!r}")
+    return values
+
+
+def by_seed(a: list, b: list) -> tuple[list, list]:
+    """Two settings' runs, checked to be the same seeds in the same order (for a paired comparison); runs
+    without a config (made-up ones) are taken in the order given."""
+    seeds = [[getattr(getattr(r, "config", None), "seed", i) for i, r in enumerate(x)] for x in (a, b)]
+    if len(a) != len(b) or seeds[0] != seeds[1]:
+        raise ValueError(f"a paired comparison needs the same seeds on both sides, got {seeds[0]} and {seeds[1]}")
+    return a, b
+
+
+def nan_as_inf(values) -> np.ndarray:
+    """Per-seed values with NaN (a statistic of a diverged run, e.g. inf - inf) read as +inf."""
+    v = np.asarray(values, dtype=float)
+    return np.where(np.isnan(v), np.inf, v)
+
+
+class Recorder:
+    """Records claims ``<name>-gpu-<machine>`` with :func:`lloydbook.learning.decide`, expecting
+    :data:`EXPECTED`, and keeps their ids in ``ids``."""
+
+    def __init__(self, machine: str, source: str):
+        self.suffix, self.source, self.ids = claim_suffix(machine), source, []
+
+    def __call__(self, name: str, *, statement: str, paper: str, evidence, source: str | None = None) -> None:
+        cid = f"{name}{self.suffix}"
+        decide(
+            cid, statement=statement, source=source or self.source, paper=paper, expected=EXPECTED, evidence=evidence
+        )
+        self.ids.append(cid)

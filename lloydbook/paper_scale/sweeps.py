@@ -1,0 +1,90 @@
+"""The paper-scale sweeps of :func:`lloydbook.learning.paper_sweeps`, judged by name on a machine's runs."""
+
+from __future__ import annotations
+
+from lloydlib import training
+
+from ..learning import WALL_NS, paper_sweeps, sweep_configs
+from .clusters import fig15_claims
+from .common import claim_suffix
+from .shapes import fig11_claims, fig13_claims, fig14_claims
+from .tau import fig10_claims
+from .wall import fig17_claims
+
+__all__ = ["FIELDS", "judge", "judge_line", "wall_panels"]
+
+#: the config fields each sweep's claims group its runs by (the keys of their ``G``)
+FIELDS = {
+    "Fig. 10a": ("d", "tau", "embedding", "loss"),
+    "Fig. 10b": ("d", "tau", "embedding", "loss"),
+    "Fig. 14": ("d", "tau", "embedding", "loss"),
+    "Fig. 11": ("d", "lr", "embedding", "loss"),
+    "Fig. 13": ("n", "embedding", "loss"),
+    "Fig. 15": ("d", "tau", "k", "embedding", "loss"),
+    "Fig. 17": ("d", "k", "n", "embedding"),
+}
+
+
+def judge(name: str, runs, p, machine: str) -> list[str]:
+    """Decide the statements of the paper-scale sweep ``name`` (a name of ``paper_sweeps(p)``) on ``runs``,
+    the runs of that sweep a GPU recorded (any subset), at the settings ``p`` (``book.params("learning",
+    "paper")``); returns the claim ids recorded, [] unless every setting has all its seeds."""
+    if name not in FIELDS:
+        raise ValueError(f"name must be one of the paper-scale sweeps {list(FIELDS)}, got {name!r}")
+    claim_suffix(machine)  # a bad machine name fails even on a partial sweep
+    G = training.group(list(runs), *FIELDS[name])
+    seeds, kw = len(p["seeds"]), dict(machine=machine)
+    if name in ("Fig. 10a", "Fig. 10b"):
+        d = {n: specs for n, specs, _ in paper_sweeps(p)}[name][0][0].d
+        return fig10_claims(G, d=d, taus=p["taus"], embeddings=p["embeddings"], losses=p["losses"], seeds=seeds, **kw)
+    if name == "Fig. 14":
+        return fig14_claims(
+            G, ds=p["ds"], taus=p["d_taus"], embeddings=p["d_embeddings"], losses=p["losses"], seeds=seeds, **kw
+        )
+    if name == "Fig. 11":
+        return fig11_claims(
+            G, ds=p["lr_ds"], lrs=p["lrs"], embeddings=p["lr_embeddings"], losses=p["sub_losses"], seeds=seeds, **kw
+        )
+    if name == "Fig. 13":
+        return fig13_claims(
+            G,
+            ns=p["ns"],
+            n0=p["base"]["n"],
+            embeddings=p["n_embeddings"],
+            losses=p["sub_losses"],
+            seeds=len(p["n_seeds"]),
+            **kw,
+        )
+    if name == "Fig. 15":
+        return fig15_claims(
+            G,
+            cases=p["k_cases"],
+            ks=p["ks"],
+            embeddings=p["embeddings"],
+            losses=p["sub_losses"],
+            seeds=len(p["k_seeds"]),
+            **kw,
+        )
+    return fig17_claims(G, cases=p["wall_cases"], ns=WALL_NS, seeds=seeds, **kw)
+
+
+def judge_line(name: str, runs, p, machine: str) -> str:
+    """:func:`judge` the runs of sweep ``name`` that ``machine`` recorded, and say what came of it in one
+    line: the ids judged, "partial (r of c runs): shown, not judged", or "not recorded" (no runs)."""
+    runs = list(runs)
+    ids = judge(name, runs, p, machine)
+    if ids:
+        return f"{machine}, {name}: judged at paper scale: {', '.join(ids)}"
+    if not runs:
+        return f"{machine}, {name}: not recorded"
+    total = len(sweep_configs({n: specs for n, specs, _ in paper_sweeps(p)}[name]))
+    return f"{machine}, {name}: partial ({len(runs)} of {total} runs): shown, not judged"
+
+
+def wall_panels(runs) -> tuple[list, list]:
+    """Figure 17's columns for :func:`lloydbook.figures.figure` (``x="time"``) from recorded runs: one per
+    (d, k, n) present, ``{(embedding, "L2"): runs}``, and their titles."""
+    G = training.group(list(runs), "d", "k", "n", "embedding")
+    cases = list(dict.fromkeys(key[:3] for key in G))
+    cols = [{(e, "L2"): G[(*c, e)] for e in ("OH", "BN") if (*c, e) in G} for c in cases]
+    return cols, [f"d={d}, k={k}, n={n}" for d, k, n in cases]
