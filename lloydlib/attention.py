@@ -25,7 +25,7 @@ import math
 
 import torch
 
-from ._validate import check_choice, check_positive, check_tensor, check_tokens
+from ._validate import check_choice, check_int, check_positive, check_tensor, check_tokens
 from .distances import sqdist
 
 __all__ = ["WEIGHTINGS", "attention_weights", "blocked_attention", "distance_attention"]
@@ -98,13 +98,14 @@ def distance_attention(
     return (out, W) if return_weights else out
 
 
-#: score entries :func:`blocked_attention` forms at once (2 MiB in float32): a block of tasks stays in the
-#: cores' caches, which the n x n attention of long prompts is bound by (measured on 2 cores, 32 tasks of
-#: 512 points: blocks of 2 tasks took 1.64x less time than the fused kernel, of 8 tasks 1.20x, of 32 0.77x)
+#: score entries :func:`blocked_attention` forms at once (2 MiB in float32), so that a block stays in the
+#: cores' caches: the n x n attention of long prompts is bound by memory. Measured on 2 cores (forward and
+#: backward, 32 tasks of 512 points, weights kept), against the fused kernel: blocks of 2 tasks 1.64x
+#: faster, of 8 tasks 1.20x, of all 32 0.77x
 BLOCK_ENTRIES = 1 << 19
 #: the forward keeps the attention weights for the backward up to this many entries in all (256 MiB in
-#: float32), and above it the backward recomputes them block by block (measured on 2 cores at 32 tasks of
-#: 512 points: keeping them made forward and backward 1.64x faster than the fused kernel, recomputing 1.37x)
+#: float32); above, the backward recomputes them block by block (in the measurement above: 1.30-1.37x
+#: faster than the fused kernel instead of 1.58-1.64x)
 KEEP_ENTRIES = 1 << 26
 
 
@@ -164,15 +165,14 @@ def blocked_attention(
     recomputes the weights) instead of the fused kernel's five. Under ``torch.compile`` it runs as
     written (a graph break).
     """
-    for name, t in (("q", q), ("k", k), ("v", v)):
-        if not isinstance(t, torch.Tensor) or t.ndim != 3:
-            got = tuple(t.shape) if isinstance(t, torch.Tensor) else type(t).__name__
-            raise ValueError(f"{name} must be a tensor of shape (batch, tokens, width), got {got}")
+    # shapes and dtypes only: a diverging run's non-finite keys must reach the loss, which reports them
+    q, k, v = (check_tensor(name, t, 3, allow_nonfinite=True) for name, t in (("q", q), ("k", k), ("v", v)))
     if k.shape[0] != q.shape[0] or k.shape[2] != q.shape[2]:
         raise ValueError(f"k must have shape (batch={q.shape[0]}, m', e={q.shape[2]}) like q, got {tuple(k.shape)}")
     if v.shape[:2] != k.shape[:2]:
         raise ValueError(f"v must have shape (batch, m'={k.shape[1]}, f) like k, got {tuple(v.shape)}")
-    if not (isinstance(block_entries, int) and block_entries >= 1):
-        raise ValueError(f"block_entries must be a positive int, got {block_entries!r}")
+    if not q.dtype == k.dtype == v.dtype:
+        raise TypeError(f"q, k and v must have one dtype, got {q.dtype}, {k.dtype} and {v.dtype}")
+    block_entries = check_int("block_entries", block_entries, 1)
     step = max(1, block_entries // max(1, q.shape[1] * k.shape[1]))
     return _BlockedAttention.apply(q.contiguous(), k.contiguous(), v.contiguous(), float(scale), step)

@@ -61,10 +61,11 @@ from .embeddings import EMBEDDINGS, cluster_codes, embedding_dim
 
 __all__ = ["LearnableTransformer"]
 
-#: head 2 (points attending to points) stores its (batch, n, n) scores up to this many entries; above, it
-#: runs PyTorch's fused ``scaled_dot_product_attention``, which never stores them
+#: head 2 (points attending to points) forms its (batch, n, n) scores explicitly up to this many entries;
+#: above, it runs :func:`lloydlib.attention.blocked_attention` on the CPU and PyTorch's fused
+#: ``scaled_dot_product_attention`` elsewhere
 FUSED_LIMIT = 1 << 20
-#: above ``FUSED_LIMIT`` on the CPU, head 2 runs :func:`lloydlib.attention.blocked_attention` instead
+#: False sends the CPU to the fused kernel too (the tests compare both routes on the CPU)
 BLOCKED_ON_CPU = True
 
 # torch >= 2.3; older versions cannot be compiling through this check anyway

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from .clusters import fig15_claims, unstable
 from .common import EXPECTED, claim_suffix, complete
-from .shapes import fig11_claims, fig13_claims, fig14_claims
+from .shapes import fig11_claims, fig13_claims, fig14_claims, ne_l2_gap, oh_bn_gap
 from .sweeps import judge, judge_line, wall_panels
 from .tau import fig10_claims
 from .wall import fig17_claims, wall_mean, wall_means
@@ -41,6 +41,8 @@ __all__ = [
     "fig17_claims",
     "judge",
     "judge_line",
+    "ne_l2_gap",
+    "oh_bn_gap",
     "unstable",
     "wall_mean",
     "wall_means",

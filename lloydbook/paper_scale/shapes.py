@@ -15,6 +15,8 @@ from ..learning import above, all_of, auc, below, final, final_train, largest_ri
 from .common import Recorder, by_seed, check_groups, check_seeds, check_values, complete, nan_as_inf
 
 __all__ = [
+    "oh_bn_gap",
+    "ne_l2_gap",
     "DEFAULT_LR",
     "LARGE_LR",
     "MONOTONE",
@@ -37,13 +39,32 @@ MONOTONE, NON_MONOTONE = 0.01, 0.1
 N_TOL = 0.05
 
 
+def oh_bn_gap(G: dict, d: int, tau: float) -> np.ndarray:
+    """Fig. 14's convergence gap between OH and BN at (d, tau): per seed ``|auc(BN) - auc(OH)|`` with L2
+    (:func:`lloydbook.learning.auc`; OH and BN of one seed paired), shape ``(seeds,)``; +inf where a run
+    diverged. ``G`` maps ``(d, tau, embedding, loss)`` to runs, one per seed."""
+    oh, bn = by_seed(G[(d, tau, "OH", "L2")], G[(d, tau, "BN", "L2")])
+    return nan_as_inf(np.abs(auc(bn) - auc(oh)))
+
+
+def ne_l2_gap(G: dict, d: int, tau: float) -> np.ndarray:
+    """Fig. 14's gap between the regularisers at (d, tau): per (embedding, seed), OH then BN,
+    ``(T_NE - T_L2) / T_L2`` of the final training loss T (NE and L2 of one seed paired), shape
+    ``(2 * seeds,)``; +inf where a run diverged. ``G`` as for :func:`oh_bn_gap`."""
+    gaps = []
+    for e in ("OH", "BN"):
+        ne, l2 = (final_train(r) for r in by_seed(G[(d, tau, e, "NE")], G[(d, tau, e, "L2")]))
+        with np.errstate(invalid="ignore"):
+            gaps.append((ne - l2) / l2)
+    return nan_as_inf(np.concatenate(gaps))
+
+
 def fig14_claims(G: dict, *, ds, taus, embeddings, losses, seeds: int, machine: str) -> list[str]:
     """Decide Figure 14's statements (Leaner paper, Figs. 2b and 14; Thm. 3.1) on the GPU runs ``G`` when
     every (d, tau, embedding, loss) setting has ``seeds`` runs; returns the ids recorded ([] for a partial
     sweep). ``G`` maps ``(d, tau, embedding, loss)`` to runs, one per seed.
 
-    At each tau, between the smallest and the largest d: the OH-BN gap, per seed ``|auc(BN) - auc(OH)|``
-    (L2; :func:`lloydbook.learning.auc`, OH and BN of one seed paired), is smaller at the largest d
+    At each tau, between the smallest and the largest d: the OH-BN gap (:func:`oh_bn_gap`) is smaller at the largest d
     (``learning-d-oh-bn-gap-shrinks-gpu-<machine>``), and so is the NE-L2 gap, per seed
     ``(T_NE - T_L2) / T_L2`` of the final training loss T (OH and BN pooled;
     ``learning-d-ne-l2-gap-shrinks-gpu-<machine>``). Different d, different tasks: unpaired."""
@@ -56,29 +77,23 @@ def fig14_claims(G: dict, *, ds, taus, embeddings, losses, seeds: int, machine: 
         return []
     dmin, dmax = min(ds), max(ds)
 
-    def oh_bn_gap(d, t):  # per seed, OH and BN of one seed paired
-        oh, bn = by_seed(G[(d, t, "OH", "L2")], G[(d, t, "BN", "L2")])
-        return nan_as_inf(np.abs(auc(bn) - auc(oh)))
+    def oh_bn(d, t):
+        return oh_bn_gap(G, d, t)
 
-    def ne_l2_gap(d, t):  # per (embedding, seed), NE and L2 of one seed paired
-        gaps = []
-        for e in ("OH", "BN"):
-            ne, l2 = (final_train(r) for r in by_seed(G[(d, t, e, "NE")], G[(d, t, e, "L2")]))
-            with np.errstate(invalid="ignore"):
-                gaps.append((ne - l2) / l2)
-        return nan_as_inf(np.concatenate(gaps))
+    def ne_l2(d, t):
+        return ne_l2_gap(G, d, t)
 
     where = f"{machine}, paper scale, d from {dmin} to {dmax}, tau={', '.join(f'{t:g}' for t in taus)}"
     for name, gap, pair, what in (
         (
             "learning-d-oh-bn-gap-shrinks",
-            oh_bn_gap,
+            oh_bn,
             "OH and BN",
             "|BN - OH| in mean relative validation loss over training, L2",
         ),
         (
             "learning-d-ne-l2-gap-shrinks",
-            ne_l2_gap,
+            ne_l2,
             "NE and L2",
             "(NE - L2) / L2 in final training loss, OH and BN pooled",
         ),

@@ -139,17 +139,18 @@ def test_blocked_attention_keeps_only_the_data_when_no_gradient_is_asked():
 
 
 @pytest.mark.parametrize(
-    "kw, words",
+    "kw, exc, words",
     [
-        (dict(q=torch.zeros(2, 3)), ["q", "(batch, tokens, width)", "(2, 3)"]),
-        (dict(k=torch.zeros(2, 4, 5)), ["k", "e=4", "(2, 4, 5)"]),
-        (dict(v=torch.zeros(2, 5, 1)), ["v", "m'=4", "(2, 5, 1)"]),
-        (dict(block_entries=0), ["block_entries", "positive int", "0"]),
+        (dict(q=torch.zeros(2, 3)), ValueError, ["q", "3 dimensions", "(2, 3)"]),
+        (dict(k=torch.zeros(2, 4, 5)), ValueError, ["k", "e=4", "(2, 4, 5)"]),
+        (dict(v=torch.zeros(2, 5, 1)), ValueError, ["v", "m'=4", "(2, 5, 1)"]),
+        (dict(v=torch.zeros(2, 4, 1, dtype=torch.float64)), TypeError, ["one dtype", "float32", "float64"]),
+        (dict(block_entries=0), ValueError, ["block_entries", "0"]),
     ],
 )
-def test_blocked_attention_bad_input_names_the_argument(kw, words):
+def test_blocked_attention_bad_input_names_the_argument(kw, exc, words):
     args = dict(q=torch.zeros(2, 3, 4), k=torch.zeros(2, 4, 4), v=torch.zeros(2, 4, 1), scale=1.0) | kw
-    assert_raises_naming(lambda: blocked_attention(**args), ValueError, words)
+    assert_raises_naming(lambda: blocked_attention(**args), exc, words)
 
 
 def test_blocked_attention_backward_twice_gives_the_same_gradients():
