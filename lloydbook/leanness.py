@@ -37,12 +37,12 @@ from IPython.display import Markdown, display
 from matplotlib.colors import TwoSlopeNorm
 
 from lloydlib import bench
-from lloydlib.bench.timing import median_interval, min_reps, paired_ratios
+from lloydlib.bench.timing import median_interval, min_reps, paired_ratios, ratio_interval
 from lloydlib.embeddings import code_dim
 from lloydlib.model import LearnableTransformer
 
 __all__ = ["PAPER_T1", "PAPER_FIG1_MEMORY", "IMPLS", "PASSES", "T1_PASSES", "METRICS", "FALSE_FAILURE", "OUTLIERS", "BAND",
-           "PARTLY_KS", "Speedup", "torch_threads", "n_intervals", "chapter_alpha", "speedup", "time_ms", "mem_reduction",
+           "PARTLY_KS", "Speedup", "torch_threads", "n_intervals", "chapter_alpha", "speedup", "time_ms", "form_ratio", "mem_reduction",
            "gain", "band", "judge", "table1_cells", "evidence", "fig1_memory_cells", "cells_text", "dims_table", "table1",
            "heatmaps", "figure1_grid", "fast_vs_plain", "large_k", "growth_failures", "step_speedup", "train_step_command", "run_json",
            "rows_by_k", "gpu_values"]  # fmt: skip
@@ -102,8 +102,8 @@ def torch_threads(n):
 
 def n_intervals(P):
     """How many intervals the chapter's timing claims examine at settings ``P``: every Table 1 cell
-    (k, pass, form), OH's times at the largest k (pass, form), the grid's smallest and largest k in every
-    row d (pass, form), and the step."""
+    (k, pass, form), OH's two forms at the largest k (two a pass: one ratio interval is taken, so the
+    count is conservative), the grid's smallest and largest k in every row d (pass, form), the step."""
     table1 = (len(P.table1_ks) + 1) * len(T1_PASSES) * len(IMPLS)
     return table1 + len(P.grid_ds) * 2 * len(PASSES) * len(IMPLS) + 1
 
@@ -134,6 +134,13 @@ def time_ms(row, embedding, metric, alpha):
     (median, lo, hi)."""
     t = row[embedding]["samples"][metric]
     return (statistics.median(t), *median_interval(t, alpha))
+
+
+def form_ratio(T1, k, embedding, metric, alpha):
+    """How many times longer ``embedding``'s pass takes in the reference form than in lloydlib's at k, from
+    Table 1's rows ``T1`` {impl: {k: row}}: :class:`Speedup` (estimate, lo, hi) of ``ratio_interval``."""
+    s = {impl: T1[impl][k][embedding]["samples"][metric] for impl in IMPLS}
+    return Speedup(*ratio_interval(s["reference"], s["lloydlib"], alpha))
 
 
 def mem_reduction(row, accounting="full"):

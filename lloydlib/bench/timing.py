@@ -34,6 +34,8 @@ __all__ = [
     "paired_ratios",
     "min_reps",
     "median_interval",
+    "rank_sum_counts",
+    "ratio_interval",
 ]
 
 CLOCKS = ("wall", "cpu")
@@ -151,3 +153,51 @@ def median_interval(samples, alpha: float) -> tuple[float, float]:
     while _binom_cdf_half(j, m) <= alpha / 2:
         j += 1
     return s[j - 1], s[m - j]
+
+
+def rank_sum_counts(m: int, n: int) -> list[int]:
+    """The exact null distribution of the Mann-Whitney statistic U of samples of sizes ``m`` and ``n``:
+    entry u is the number of the C(m + n, m) orderings with U = u (u = 0 .. m n), the coefficients of the
+    Gaussian binomial [m + n choose m]_q = prod_{i=1..m} (1 - q^(n+i)) / (1 - q^i)."""
+    m, n = check_scalar("m", m, int, min_val=1), check_scalar("n", n, int, min_val=1)
+    c = [0] * (m * n + 1)
+    c[0] = 1
+    for i in range(1, m + 1):
+        for u in range(len(c) - 1, n + i - 1, -1):  # times (1 - q^(n+i)), from the top
+            c[u] -= c[u - n - i]
+        for u in range(i, len(c)):  # divided by (1 - q^i): a running sum with stride i
+            c[u] += c[u - i]
+    return c
+
+
+def ratio_interval(numerators, denominators, alpha: float) -> tuple[float, float, float]:
+    """How many times longer the ``numerators`` take than the ``denominators``, from two independent series
+    of positive timings (not paired): (estimate, lo, hi), an interval at level 1 - ``alpha``.
+
+    The Hodges-Lehmann estimate and the distribution-free Mann-Whitney interval of the shift between the
+    log timings, taken back to ratios: with w the m n pairwise log ratios log a_i - log b_j sorted, the
+    interval is [w_(c), w_(m n + 1 - c)] for the largest c with P(U <= c - 1) <= alpha / 2 under the exact
+    null distribution (:func:`rank_sum_counts`). If one series is the other's times a factor r, it misses
+    r with probability at most ``alpha``. Unlike two intervals of medians compared end to end, a few wild
+    samples on one side move only their own pairs: 3 of 27 move 81 of 729 pairs, while
+    :func:`median_interval` at a small ``alpha`` takes its ends from the third sample in from either end.
+    Raises ValueError for non-positive timings and for series too short for the level (1 / C(m + n, m)
+    > ``alpha`` / 2)."""
+    alpha = check_scalar("alpha", alpha, float, min_val=0, max_val=1, include_boundaries="neither")
+    a, b = [float(x) for x in numerators], [float(x) for x in denominators]
+    if not a or not b:
+        raise ValueError(f"ratio_interval needs two non-empty series, got {len(a)} and {len(b)} timings")
+    if not all(math.isfinite(x) and x > 0 for x in a + b):
+        raise ValueError(f"ratio_interval needs positive finite timings, got a minimum of {min(a + b)}")
+    m, n = len(a), len(b)
+    total = math.comb(m + n, m)
+    if 2 > alpha * total:
+        raise ValueError(
+            f"ratio_interval at alpha={alpha:g} needs series with C(m + n, m) >= {2 / alpha:.3g}, got m={m}, n={n}"
+        )
+    counts, c, below = rank_sum_counts(m, n), 0, 0
+    while c < len(counts) and 2 * (below + counts[c]) <= alpha * total:  # P(U <= c) <= alpha / 2
+        below += counts[c]
+        c += 1
+    w = sorted(math.log(x) - math.log(y) for x in a for y in b)
+    return math.exp(statistics.median(w)), math.exp(w[c - 1]), math.exp(w[m * n - c])

@@ -211,6 +211,12 @@ class Stack:
 
     def _compiled_step(self, X, C):
         theta = self.theta.detach().requires_grad_(True)
+        if self.compiled and len(self.shells) > 1:
+            # the stack's size stays symbolic: stacks of one key but another size (the pieces of a group
+            # cut for the workers, the seeds of another sweep) reuse this graph from inductor's cache
+            # instead of compiling it again; the kernels loop over it outermost, so nothing else changes
+            for t in (theta, X, C, self.tau):
+                torch._dynamo.maybe_mark_dynamic(t, 0)
         losses, ok = self._step_fn(theta, X, C, self.tau)
         (grad,) = torch.autograd.grad(losses.sum(), theta)
         return losses.detach(), ok, grad

@@ -6,6 +6,8 @@ Runs that share their shapes (d, k, n, embedding, loss, batch, dtype, ...) train
 parameters have a leading "model" dimension S (:mod:`~lloydlib.training.stacked_model`), with a
 vectorised Adam (:mod:`~lloydlib.training.adam`), so S runs cost little more than one; the stacked step
 runs under ``torch.compile`` (with an eager fallback), which removes most of the per-operation cost.
+S stays symbolic in the compiled step, so every stack of one :func:`stack_key` (but a stack of one)
+shares one graph, compiled once and then read from inductor's on-disk cache by the other processes.
 
 Each run of a stack is the run :func:`lloydlib.training.train` trains (same random streams, same
 history, same files; in float64 equal to rounding), see :mod:`~lloydlib.training.stack_engine`. Runs

@@ -64,9 +64,10 @@ def plan(configs, workers: int = 1) -> list[list[TrainConfig]]:
     """The stacks that train ``configs``: configs with one :func:`stack_key` and one number of steps, in
     the order given, cut into pieces of at most :func:`stack_limit` runs and, while there are fewer than
     ``workers`` pieces in all and runs enough, into more equal pieces; longest stacks first (so parallel
-    workers finish together). Runs of different lengths could share a stack, but the stack computes a
-    finished run's rows until its longest run ends, so they do not. Depends only on ``configs`` and
-    ``workers``, never on the executor: a sweep stacks the same way everywhere."""
+    workers finish together), except that no stack starts beside another of the same compiled step
+    (:func:`_stagger`). Runs of different lengths could share a stack, but the stack computes a finished
+    run's rows until its longest run ends, so they do not. Depends only on ``configs`` and ``workers``,
+    never on the executor: a sweep stacks the same way everywhere."""
     workers = check_int("workers", workers, 1)
     groups: dict[tuple, list[TrainConfig]] = {}
     for c in configs:
@@ -78,7 +79,28 @@ def plan(configs, workers: int = 1) -> list[list[TrainConfig]]:
         pieces = max(math.ceil(len(g) / stack_limit(g[0])), min(share, len(g)))
         size = math.ceil(len(g) / pieces)
         stacks += [g[i : i + size] for i in range(0, len(g), size)]
-    return sorted(stacks, key=lambda s: len(s) * _cost(s[0]), reverse=True)
+    return _stagger(sorted(stacks, key=lambda s: len(s) * _cost(s[0]), reverse=True), workers)
+
+
+def _stagger(stacks: list[list[TrainConfig]], workers: int) -> list[list[TrainConfig]]:
+    """``stacks`` reordered so that none of ``workers`` neighbours compiles the same step as another.
+
+    Two stacks with one :func:`stack_key` trace the same graph whatever their steps and sizes (the size
+    is symbolic in the compiled step; a stack of one has a graph of its own): the pieces of one group cut
+    for the workers, for instance. Started together, each worker compiles it (35-40 s of a CPU each,
+    cold); started one after the other, the second reads it from inductor's on-disk cache in 2-3 s.
+    Each place takes the first stack left whose graph differs from the ``workers - 1`` before it (the
+    first left, if none does)."""
+    out, rest = [], list(stacks)
+    while rest:
+        recent = {_graph(s) for s in out[max(0, len(out) - workers + 1) :]}
+        j = next((i for i, s in enumerate(rest) if _graph(s) not in recent), 0)
+        out.append(rest.pop(j))
+    return out
+
+
+def _graph(stack: list[TrainConfig]) -> tuple:
+    return stack_key(stack[0]), len(stack) == 1
 
 
 def train_many(

@@ -62,6 +62,18 @@ def test_a_stacked_run_equals_the_run_trained_alone(tmp_path, mixed, compile):
     assert stacked[4].history["lr"][-1] == mixed[4].lr  # and this one has none
 
 
+def test_a_stack_of_another_size_reuses_the_compiled_step(tmp_path, mixed):
+    from torch._dynamo.utils import counters
+
+    five = train_stack(mixed, compile=True)
+    graphs = counters["stats"]["unique_graphs"]
+    three = train_stack(mixed[:3], compile=True)  # one stack key, another size: no new graph
+    assert counters["stats"]["unique_graphs"] == graphs
+    assert all(r.info["compiled"] and r.info["compile_error"] is None for r in five + three)
+    for a, b in zip(five[:3], three):
+        assert_same_run(a, b)
+
+
 def test_written_runs_read_back_as_train_writes_them(tmp_path, mixed):
     stacked = train_stack(mixed[:3], cache_dir=tmp_path)
     for c, r in zip(mixed[:3], stacked):

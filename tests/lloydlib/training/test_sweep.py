@@ -83,3 +83,18 @@ def test_the_ray_executor_without_ray_names_the_extra(cache, tiny, monkeypatch):
         ImportError,
         ["executor 'ray'", "lloydlib[distributed]"],
     )
+
+
+def test_plan_never_starts_two_stacks_of_one_compiled_step_side_by_side(tiny):
+    # two groups of 8 runs, each cut in two pieces of 4 for 4 workers: sorted by cost alone the two
+    # pieces of a group would be neighbours, and two workers would compile the same step at once
+    cfgs = training.grid(TrainConfig(**tiny), embedding=["OH", "BN"], seed=list(range(8)))
+    for workers in (2, 3, 4):
+        stacks = sweep.plan(cfgs, workers=workers)
+        graphs = [stack_key(s[0]) for s in stacks]
+        window = min(workers, len(set(graphs)))
+        assert all(len(set(graphs[i : i + window])) == window for i in range(len(graphs) - window + 1)), graphs
+        assert sorted(c.key() for s in stacks for c in s) == sorted(c.key() for c in cfgs)
+    one = sweep.plan(cfgs, workers=1)  # one worker: longest first, nothing to stagger
+    costs = [len(s) * sweep._cost(s[0]) for s in one]
+    assert costs == sorted(costs, reverse=True)
