@@ -39,7 +39,7 @@ import torch
 from . import _random
 from ._validate import check_choice, check_float_dtype, check_int, check_points, check_positive
 
-__all__ = ["FAMILIES", "INITS", "sample_tasks", "init_centers", "minmax_scale"]
+__all__ = ["FAMILIES", "INITS", "sample_tasks", "sample_task_streams", "init_centers", "minmax_scale"]
 
 FAMILIES = ("normal", "cauchy", "gumbel", "laplace", "lognormal")
 INITS = ("random", "gonzalez", "kmeans++")
@@ -103,6 +103,53 @@ def init_centers(
     return torch.gather(X, 1, idx.to(X.device)[..., None].expand(-1, -1, X.shape[2])).clone()
 
 
+def _check_task_args(batch, n, d, k, family, init, scale, dtype):
+    batch = check_int("batch", batch, 1)
+    n = check_int("n", n, 1)
+    d = check_int("d", d, 1)
+    k = check_int("k", k, 1)
+    if k > n:
+        raise ValueError(f"k must be <= n (each task needs at least k points), got k={k} and n={n}")
+    check_choice("family", family, FAMILIES)
+    check_choice("init", init, INITS)
+    scale = check_positive("scale", scale)
+    check_float_dtype("dtype", dtype)
+    return batch, n, d, k, scale
+
+
+def _draw(g: torch.Generator, batch, n, d, k, family, scale, isotropic, equal_weights):
+    """Steps 1-4 of one seed, and the uniforms of step 6's permutation, read from ``g`` in this order:
+    locations (batch, k, d), scales (batch, k, d), component labels (batch, n), noise (batch, n, d) and
+    uniforms (batch, n); float64 on the CPU (labels long, uniforms float32)."""
+    loc = torch.rand(batch, k, d, generator=g, dtype=torch.float64)
+    if isotropic:
+        s = torch.full((batch, k, d), scale, dtype=torch.float64)
+    else:
+        s = scale * torch.rand(batch, k, d, generator=g, dtype=torch.float64)
+    if equal_weights:
+        w = torch.full((batch, k), 1.0 / k, dtype=torch.float64)
+    else:
+        w = torch.rand(batch, k, generator=g, dtype=torch.float64)
+        w = w / w.sum(1, keepdim=True)
+    labels = torch.multinomial(w, n, replacement=True, generator=g)  # (batch, n)
+    noise = _standard_noise(family, (batch, n, d), g)
+    u = torch.rand(batch, n, generator=g)
+    return loc, s, labels, noise, u
+
+
+def _assemble(loc, s, labels, noise, u, family):
+    """Steps 4-6 from the draws of :func:`_draw`, each task on its own (so any number of tasks at once):
+    the points X (tasks, n, d), scaled to [0,1]^d and permuted, and their permuted labels (tasks, n)."""
+    d = loc.shape[2]
+    pick = labels[..., None].expand(-1, -1, d)
+    X = torch.gather(loc, 1, pick) + torch.gather(s, 1, pick) * noise
+    if family == "lognormal":
+        X = torch.exp(X)
+    X = minmax_scale(X)
+    perm = torch.argsort(u, dim=1)
+    return torch.gather(X, 1, perm[..., None].expand(-1, -1, d)), torch.gather(labels, 1, perm)
+
+
 def sample_tasks(
     batch: int,
     n: int,
@@ -124,39 +171,46 @@ def sample_tasks(
     Returns ``(X, C0)`` with X of shape (batch, n, d) in [0,1]^d and C0 of shape (batch, k, d), or
     ``(X, C0, labels)`` with the mixture component of every point (batch, n) when ``return_labels``.
     """
-    batch = check_int("batch", batch, 1)
-    n = check_int("n", n, 1)
-    d = check_int("d", d, 1)
-    k = check_int("k", k, 1)
-    if k > n:
-        raise ValueError(f"k must be <= n (each task needs at least k points), got k={k} and n={n}")
-    check_choice("family", family, FAMILIES)
-    check_choice("init", init, INITS)
-    scale = check_positive("scale", scale)
-    check_float_dtype("dtype", dtype)
+    batch, n, d, k, scale = _check_task_args(batch, n, d, k, family, init, scale, dtype)
     g = _random.generator(seed)
-
-    loc = torch.rand(batch, k, d, generator=g, dtype=torch.float64)
-    if isotropic:
-        s = torch.full((batch, k, d), scale, dtype=torch.float64)
-    else:
-        s = scale * torch.rand(batch, k, d, generator=g, dtype=torch.float64)
-    if equal_weights:
-        w = torch.full((batch, k), 1.0 / k, dtype=torch.float64)
-    else:
-        w = torch.rand(batch, k, generator=g, dtype=torch.float64)
-        w = w / w.sum(1, keepdim=True)
-    labels = torch.multinomial(w, n, replacement=True, generator=g)  # (batch, n)
-    pick = labels[..., None].expand(-1, -1, d)
-    X = torch.gather(loc, 1, pick) + torch.gather(s, 1, pick) * _standard_noise(family, (batch, n, d), g)
-    if family == "lognormal":
-        X = torch.exp(X)
-    X = minmax_scale(X)
-    perm = torch.argsort(torch.rand(batch, n, generator=g), dim=1)
-    X = torch.gather(X, 1, perm[..., None].expand(-1, -1, d))
-    labels = torch.gather(labels, 1, perm)
+    X, labels = _assemble(*_draw(g, batch, n, d, k, family, scale, isotropic, equal_weights), family)
     C0 = init_centers(X, k, init, generator=g)
     X, C0 = X.to(device=device, dtype=dtype), C0.to(device=device, dtype=dtype)
     if return_labels:
         return X, C0, labels.to(device)
     return X, C0
+
+
+def sample_task_streams(
+    seeds,
+    batch: int,
+    n: int,
+    d: int,
+    k: int,
+    *,
+    family: str = "normal",
+    scale: float = 0.1,
+    isotropic: bool = True,
+    equal_weights: bool = True,
+    init: str = "random",
+    device=None,
+    dtype: torch.dtype = torch.float32,
+):
+    """:func:`sample_tasks` for several seeds at once: X (len(seeds), batch, n, d), C0 (len(seeds), batch, k, d).
+
+    Row i equals ``sample_tasks(batch, n, d, k, seed=seeds[i], ...)`` bit for bit: each seed's generator
+    is read exactly as there, and only the arithmetic after the draws (scaling, permuting, "random" and
+    "gonzalez" initial centers) runs once for all seeds. ``seeds``: a non-empty list of integers >= 0.
+    """
+    batch, n, d, k, scale = _check_task_args(batch, n, d, k, family, init, scale, dtype)
+    if not isinstance(seeds, (list, tuple)) or not seeds:
+        raise ValueError(f"seeds must be a non-empty list of integers >= 0, got {seeds!r}")
+    gens = [_random.generator(seed) for seed in seeds]
+    draws = [_draw(g, batch, n, d, k, family, scale, isotropic, equal_weights) for g in gens]
+    X, _ = _assemble(*(torch.cat(parts) for parts in zip(*draws)), family)
+    if init == "kmeans++":  # D^2 sampling reads each seed's generator again
+        C0 = torch.cat([init_centers(x, k, init, generator=g) for x, g in zip(X.split(batch), gens)])
+    else:
+        C0 = init_centers(X, k, init)
+    X, C0 = X.to(device=device, dtype=dtype), C0.to(device=device, dtype=dtype)
+    return X.view(len(seeds), batch, n, d), C0.view(len(seeds), batch, k, d)

@@ -53,11 +53,12 @@ def _parser() -> argparse.ArgumentParser:
     w = sub.add_parser("sweep", parents=[common], help="runs per hour: many runs stacked vs one at a time")
     w.add_argument("--embedding", default="BN", choices=EMBEDDINGS)
     w.add_argument("--loss", default="L2", choices=("NE", "L2"))
-    for name, default in (("runs", 18), ("d", 4), ("k", 6), ("n", 64), ("batch", 32), ("steps", 300)):
+    for name, default in (("runs", 18), ("d", 4), ("k", 6), ("n", 32), ("batch", 32), ("steps", 300)):
         w.add_argument(f"--{name}", type=int, default=default)
     w.add_argument("--sequential-runs", type=int, default=None, help="runs trained one at a time (default: all)")
     w.add_argument("--workers", type=int, default=2, help="processes of the one-at-a-time form on a CPU")
     w.add_argument("--per-hour-steps", type=int, default=3000, help="steps of the runs counted per hour")
+    w.add_argument("--rounds", type=int, default=5, help="interleaved timings of each form (default 5)")
     w.add_argument(
         "--compile",
         action=argparse.BooleanOptionalAction,
@@ -142,16 +143,22 @@ def _print_sweep(result: dict) -> None:
     print(f"# {result['machine']}, {c['torch_threads']} threads")
     print(
         f"{c['runs']} runs {c['embedding']}:{c['loss']} d={c['d']} k={c['k']} n={c['n']} batch={c['batch']}, "
-        f"{c['steps']} steps each, rates for runs of {c['per_hour_steps']} steps"
+        f"{c['steps']} steps each, rates for runs of {c['per_hour_steps']} steps, {c['rounds']} interleaved round(s)"
     )
-    print(f"  stacked        {result['stacked_runs_per_hour']:10.1f} runs/hour ({result['stacked_seconds']:.1f} s)")
+    seconds = ", ".join(f"{x:.1f}" for x in result["stacked_seconds"])
+    print(f"  stacked        {result['stacked_runs_per_hour']:10.1f} runs/hour (seconds: {seconds})")
+    seconds = ", ".join(f"{x:.1f}" for x in result["sequential_seconds"])
     print(
-        f"  one at a time  {result['sequential_runs_per_hour']:10.1f} runs/hour ({result['sequential_seconds']:.1f} s, "
+        f"  one at a time  {result['sequential_runs_per_hour']:10.1f} runs/hour (seconds: {seconds}; "
         f"{c['sequential_runs']} runs in {c['workers']} processes)"
     )
+    interval = result["ratio_interval"]
+    spread = "" if interval is None else f" [{interval[0]:.2f}, {interval[1]:.2f}] at {1 - result['alpha']:.0%}"
     print(
-        f"  ratio {result['ratio']:.2f}x; {result['ratio_with_compile']:.2f}x with the "
-        f"{result['compile_warmup_seconds']:.1f} s compile warm-up amortised (compiled: {result['compiled']})"
+        f"  ratio {result['ratio']:.2f}x{spread} (median of the rounds: "
+        + ", ".join(f"{x:.2f}" for x in result["round_ratios"])
+        + f"); {result['ratio_with_compile']:.2f}x with the {result['compile_warmup_seconds']:.1f} s compile "
+        f"warm-up amortised (compiled: {result['compiled']})"
     )
     if load["before"] is not None:
         print(f"  load average {load['before']:.1f} before, {load['after']:.1f} after")
@@ -172,6 +179,7 @@ def _run(args) -> dict:
             workers=args.workers,
             compile=args.compile,
             per_hour_steps=args.per_hour_steps,
+            rounds=args.rounds,
             seed=args.seed,
             device=args.device,
         )

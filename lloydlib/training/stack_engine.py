@@ -28,11 +28,12 @@ import torch
 from tqdm import tqdm
 
 from .. import hardware
+from ..tasks import sample_task_streams
 from .adam import adam_update
 from .cache import CHECKPOINT, build_model, read_checkpoint, save_torch
 from .config import DTYPES, TrainConfig, derive_seed
 from .loop import _State, _tasks, finished_run
-from .stacked_model import StackShape, kmeans_losses, smoothed_losses, stacked_forward
+from .stacked_model import FUSED_LIMIT, StackShape, kmeans_losses, smoothed_losses, stacked_forward
 
 __all__ = ["Stack"]
 
@@ -40,6 +41,9 @@ __all__ = ["Stack"]
 TASK_FIELDS = ("seed", "family", "scale", "isotropic", "equal_weights", "init")
 #: at most this many score entries (runs x tasks x n x n) per validation chunk, on a CPU and on a GPU
 _VAL_ENTRIES = {"cpu": 1 << 24, "cuda": 1 << 28}
+#: on a CPU, chunks of about this many score entries stay in cache: validation takes about 2/3 the time
+#: (n=32); used only where every chunk computes explicit scores anyway (see :meth:`Stack.validate`)
+_VAL_CACHE_ENTRIES = 1 << 20
 
 
 def _allow_recompiles(limit: int = 64) -> None:
@@ -161,17 +165,32 @@ class Stack:
         return losses, ok
 
     def _draw(self, steps: list[int]):
-        """The training batches of the runs at their ``steps``: X (S, B, n, d), C (S, B, k, d)."""
-        draws, picks = {}, []
+        """The training batches of the runs at their ``steps``: X (S, B, n, d), C (S, B, k, d). The runs of a
+        stack differ in task stream only by seed, so the distinct (seed, step) draws come in one call."""
+        seeds, rows = {}, []
         for shell, step, active in zip(self.shells, steps, self.active):
-            c = shell.config
-            key = (_stream(c), step)
-            if active and key not in draws:
-                draws[key] = _tasks(c, c.batch, derive_seed(c.seed, "train", step), self.device, self.dtype)
-            picks.append(draws.get(key) if active else None)
-        filler = next(iter(draws.values()))  # a frozen run's row is computed but never used
-        picks = [filler if p is None else p for p in picks]
-        return torch.stack([x for x, _ in picks]), torch.stack([c for _, c in picks])
+            seed = derive_seed(shell.config.seed, "train", step)
+            if active and seed not in seeds:
+                seeds[seed] = len(seeds)
+            rows.append(seeds.get(seed) if active else None)
+        # a frozen run's row is computed but never used: it gets the first draw
+        index = torch.tensor([0 if r is None else r for r in rows], device=self.device)
+        c = self.configs[0]
+        X, C = sample_task_streams(
+            list(seeds),
+            c.batch,
+            c.n,
+            c.d,
+            c.k,
+            family=c.family,
+            scale=c.scale,
+            isotropic=c.isotropic,
+            equal_weights=c.equal_weights,
+            init=c.init,
+            device=self.device,
+            dtype=self.dtype,
+        )
+        return X[index], C[index]
 
     def _validation(self) -> None:
         """The validation tasks of every run (shared between runs of one stream) and their Lloyd baselines."""
@@ -198,6 +217,10 @@ class Stack:
         theta = self.theta.detach()[torch.tensor(runs, device=self.device)]
         V, n = self.val_X.shape[1], self.val_X.shape[2]
         chunk = max(1, _VAL_ENTRIES.get(self.device.type, 1 << 24) // (len(runs) * n * n))
+        if self.device.type == "cpu" and chunk * n * n <= FUSED_LIMIT:
+            # smaller chunks change no number: each task's arithmetic is the same in any chunk as long as
+            # head 2 takes the same path (explicit scores below FUSED_LIMIT), which it then does in all
+            chunk = max(1, min(chunk, _VAL_CACHE_ENTRIES // (len(runs) * n * n)))
         ratios, losses, finite = [], [], torch.ones(len(runs), dtype=torch.bool, device=self.device)
         for s in range(0, V, chunk):
             X, C0 = self.val_X[idx, s : s + chunk], self.val_C[idx, s : s + chunk]

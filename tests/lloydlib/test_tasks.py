@@ -5,6 +5,7 @@ import torch
 from _support import assert_raises_naming
 
 import lloydlib as L
+from lloydlib.tasks import sample_task_streams
 
 
 @pytest.mark.parametrize("family", L.FAMILIES)
@@ -42,6 +43,19 @@ def test_variants_and_labels():
     assert int(counts.max() - counts.min()) > 20  # unequal weights show
 
 
+@pytest.mark.parametrize("family", L.FAMILIES)
+@pytest.mark.parametrize("init", L.INITS)
+@pytest.mark.parametrize("flags", [(True, True), (False, False)])
+def test_sample_task_streams_equal_sample_tasks_per_seed(family, init, flags):
+    kw = dict(family=family, init=init, isotropic=flags[0], equal_weights=flags[1], dtype=torch.float64)
+    seeds = [5, 11, 5]
+    X, C = sample_task_streams(seeds, 3, 14, 2, 4, **kw)
+    assert X.shape == (3, 3, 14, 2) and C.shape == (3, 3, 4, 2) and X.dtype == torch.float64
+    for i, seed in enumerate(seeds):
+        x, c = L.sample_tasks(3, 14, 2, 4, seed=seed, **kw)
+        assert torch.equal(X[i], x) and torch.equal(C[i], c)  # bit for bit
+
+
 def test_minmax_constant_dimension_becomes_zero():
     X = torch.tensor([[[1.0, 2.0], [1.0, 4.0]]])
     assert torch.equal(L.minmax_scale(X), torch.tensor([[[0.0, 0.0], [0.0, 1.0]]]))
@@ -61,6 +75,10 @@ BAD_CALLS = [
     (lambda: L.sample_tasks(2.5, 10, 2, 3), TypeError, ["batch", "integer", "float"]),
     (lambda: L.sample_tasks(2, 10, 2, 3, dtype=torch.int64), TypeError, ["dtype", "int64"]),
     (lambda: L.init_centers(X, 11), ValueError, ["k", "n"]),
+    (lambda: sample_task_streams([], 2, 10, 2, 3), ValueError, ["seeds", "non-empty", "[]"]),
+    (lambda: sample_task_streams(7, 2, 10, 2, 3), ValueError, ["seeds", "7"]),
+    (lambda: sample_task_streams([1, -2], 2, 10, 2, 3), ValueError, ["seed", "-2"]),
+    (lambda: sample_task_streams([1], 2, 10, 2, 11), ValueError, ["k", "n", "11"]),
 ]
 
 

@@ -18,25 +18,37 @@ def test_sweep_configs_form_one_stack():
     assert len({stack_key(c) for c in configs}) == 1 and len({c.key() for c in configs}) == 7
 
 
-@pytest.mark.parametrize("workers", [2])
-def test_sweep_reports_both_rates(workers):
-    out = sweep(runs=3, d=2, k=3, n=8, batch=2, steps=3, workers=workers, compile=False, per_hour_steps=30)
+def test_sweep_reports_both_rates_from_interleaved_rounds():
+    out = sweep(runs=3, d=2, k=3, n=8, batch=2, steps=3, workers=2, compile=False, per_hour_steps=30, rounds=2)
     assert out["benchmark"] == "sweep" and out["compiled"] is False
     assert out["stacked_runs_per_hour"] > 0 and out["sequential_runs_per_hour"] > 0
-    assert out["ratio"] == pytest.approx(out["stacked_runs_per_hour"] / out["sequential_runs_per_hour"])
-    assert out["config"]["workers"] == workers and "extrapolated" in out["extrapolation"]
+    assert len(out["stacked_seconds"]) == len(out["sequential_seconds"]) == len(out["round_ratios"]) == 2
+    for ratio, a, b in zip(out["round_ratios"], out["stacked_seconds"], out["sequential_seconds"]):
+        assert ratio == pytest.approx(b / a)  # equal run counts: the ratio of rates is that of seconds
+    assert out["ratio"] == pytest.approx(sum(out["round_ratios"]) / 2)
+    assert out["ratio_interval"] is None  # two rounds are too few for any interval at alpha = 0.1
+    assert out["config"]["workers"] == 2 and out["config"]["rounds"] == 2 and "extrapolated" in out["extrapolation"]
     assert "cpu" in out["hardware"] and out["machine"]
     json.dumps(out)
+
+
+def test_sweep_interval_brackets_the_median_ratio():
+    out = sweep(runs=2, d=2, k=3, n=8, batch=2, steps=2, workers=1, compile=False, per_hour_steps=20, rounds=5)
+    lo, hi = out["ratio_interval"]
+    assert lo == min(out["round_ratios"]) and hi == max(out["round_ratios"])  # 5 rounds: [min, max] at 0.1
+    assert lo <= out["ratio"] <= hi
 
 
 def test_sweep_refuses_bad_arguments():
     assert_raises_naming(lambda: sweep(runs=0), ValueError, ["runs", "1", "0"])
     assert_raises_naming(lambda: sweep(loss="XX"), ValueError, ["loss", "XX"])
+    assert_raises_naming(lambda: sweep(rounds=0), ValueError, ["rounds", "1", "0"])
+    assert_raises_naming(lambda: sweep(alpha=1.5), ValueError, ["alpha", "1.5"])
 
 
 def test_cli_sweep(capsys, tmp_path):
     path = tmp_path / "sweep.json"
-    argv = ["sweep", "--runs", "2", "--d", "2", "--k", "3", "--n", "8", "--batch", "2", "--steps", "2"]
+    argv = ["sweep", "--runs", "2", "--d", "2", "--k", "3", "--n", "8", "--batch", "2", "--steps", "2", "--rounds", "1"]
     assert bench.main(argv + ["--workers", "1", "--no-compile", "--json", "--out", str(path)]) == 0
     out = json.loads(capsys.readouterr().out)
     assert json.loads(path.read_text()) == out and out["config"]["n"] == 8

@@ -136,15 +136,19 @@ def test_a_stack_resumes_a_run_that_train_began_and_runs_of_other_lengths(tmp_pa
 
 
 def test_runs_with_one_task_stream_share_the_draw(mixed, monkeypatch):
-    draws = []
-    real = stack_engine._tasks
+    draws, val_draws = [], []
+    real, real_val = stack_engine.sample_task_streams, stack_engine._tasks
     monkeypatch.setattr(
-        stack_engine, "_tasks", lambda c, count, seed, *a: draws.append(seed) or real(c, count, seed, *a)
+        stack_engine, "sample_task_streams", lambda seeds, *a, **k: draws.append(seeds) or real(seeds, *a, **k)
+    )
+    monkeypatch.setattr(
+        stack_engine, "_tasks", lambda c, count, seed, *a: val_draws.append(seed) or real_val(c, count, seed, *a)
     )
     same_seed = [mixed[0], mixed[0].replace(tau=1.0), mixed[0].replace(lr=0.05), mixed[0].replace(seed=1)]
     train_stack(same_seed)
     steps = same_seed[0].steps
-    assert len(draws) == 2 * (steps + 1)  # per step one draw for seed 0 and one for seed 1, plus validation
+    # per step one call drawing for seed 0 and seed 1; validation sets once per seed
+    assert len(draws) == steps and all(len(seeds) == 2 for seeds in draws) and len(val_draws) == 2
 
 
 def test_duplicates_and_empty(mixed):
