@@ -53,7 +53,7 @@ def _parser() -> argparse.ArgumentParser:
     w = sub.add_parser("sweep", parents=[common], help="runs per hour: many runs stacked vs one at a time")
     w.add_argument("--embedding", default="BN", choices=EMBEDDINGS)
     w.add_argument("--loss", default="L2", choices=("NE", "L2"))
-    for name, default in (("runs", 18), ("d", 4), ("k", 6), ("n", 32), ("batch", 32), ("steps", 300)):
+    for name, default in (("runs", 40), ("d", 4), ("k", 6), ("n", 32), ("batch", 32), ("steps", 300)):
         w.add_argument(f"--{name}", type=int, default=default)
     w.add_argument("--sequential-runs", type=int, default=None, help="runs trained one at a time (default: all)")
     w.add_argument("--workers", type=int, default=2, help="processes of the one-at-a-time form on a CPU")

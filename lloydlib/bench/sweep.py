@@ -125,7 +125,7 @@ def _stacked_here(configs, compile: bool):
 
 def sweep(
     *,
-    runs: int = 18,
+    runs: int = 40,
     d: int = 4,
     k: int = 6,
     n: int = 32,
@@ -147,7 +147,8 @@ def sweep(
     ``sequential_runs`` (default: all ``runs``) are trained one at a time, in ``workers`` processes on a
     CPU (one process on a GPU); the stacked runs train as the stacks ``train_many`` makes for ``workers``
     workers, in as many processes on a CPU (one stack on a GPU). The defaults are the book's default
-    learning settings (d=4, k=6, n=32, batch 32, BN, L2; temperatures of its tau sweep). Both forms are
+    learning settings (d=4, k=6, n=32, batch 32, BN, L2; temperatures of its tau sweep) and, for 2
+    workers, two stacks of 20 runs, the size of most of the book's stacks at ``default``. Both forms are
     timed ``rounds`` times, interleaved (stacked first in odd rounds, second in even ones), so that a
     machine that slows down or speeds up during the benchmark moves both sides of a round's ratio alike.
     Rates are runs of ``per_hour_steps`` steps per hour, extrapolated linearly from the timed ``steps``,

@@ -41,8 +41,8 @@ __all__ = ["Stack"]
 TASK_FIELDS = ("seed", "family", "scale", "isotropic", "equal_weights", "init")
 #: at most this many score entries (runs x tasks x n x n) per validation chunk, on a CPU and on a GPU
 _VAL_ENTRIES = {"cpu": 1 << 24, "cuda": 1 << 28}
-#: on a CPU, chunks of about this many score entries stay in cache: validation takes about 2/3 the time
-#: (n=32); used only where every chunk computes explicit scores anyway (see :meth:`Stack.validate`)
+#: on a CPU, chunks of about this many score entries stay in cache: validation takes 1/2 to 3/4 the time
+#: (n=32 and 64); used only where every chunk computes explicit scores anyway (see :meth:`Stack.validate`)
 _VAL_CACHE_ENTRIES = 1 << 20
 
 
