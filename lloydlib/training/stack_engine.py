@@ -165,32 +165,42 @@ class Stack:
         return losses, ok
 
     def _draw(self, steps: list[int]):
-        """The training batches of the runs at their ``steps``: X (S, B, n, d), C (S, B, k, d). The runs of a
-        stack differ in task stream only by seed, so the distinct (seed, step) draws come in one call."""
-        seeds, rows = {}, []
+        """The training batches of the runs at their ``steps``: X (S, B, n, d), C (S, B, k, d). Each task
+        distribution of the stack (family, scale, ... may differ between runs) draws for all its distinct
+        seeds in one call; runs with the same distribution and (seed, step) share a draw."""
+        draws, first, rows = {}, {}, []  # distribution -> {derived seed: row}; its first config; per run
         for shell, step, active in zip(self.shells, steps, self.active):
-            seed = derive_seed(shell.config.seed, "train", step)
-            if active and seed not in seeds:
-                seeds[seed] = len(seeds)
-            rows.append(seeds.get(seed) if active else None)
+            c = shell.config
+            dist, seed = _stream(c)[1:], derive_seed(c.seed, "train", step)  # the stream without the seed
+            if active:
+                first.setdefault(dist, c)
+                seeds = draws.setdefault(dist, {})
+                seeds.setdefault(seed, len(seeds))
+            rows.append((dist, seed) if active else None)
+        Xs, Cs, offset = [], [], {}
+        for dist, seeds in draws.items():
+            c = first[dist]
+            X, C = sample_task_streams(
+                list(seeds),
+                c.batch,
+                c.n,
+                c.d,
+                c.k,
+                family=c.family,
+                scale=c.scale,
+                isotropic=c.isotropic,
+                equal_weights=c.equal_weights,
+                init=c.init,
+                device=self.device,
+                dtype=self.dtype,
+            )
+            offset[dist] = sum(len(x) for x in Xs)
+            Xs.append(X)
+            Cs.append(C)
         # a frozen run's row is computed but never used: it gets the first draw
-        index = torch.tensor([0 if r is None else r for r in rows], device=self.device)
-        c = self.configs[0]
-        X, C = sample_task_streams(
-            list(seeds),
-            c.batch,
-            c.n,
-            c.d,
-            c.k,
-            family=c.family,
-            scale=c.scale,
-            isotropic=c.isotropic,
-            equal_weights=c.equal_weights,
-            init=c.init,
-            device=self.device,
-            dtype=self.dtype,
-        )
-        return X[index], C[index]
+        index = [0 if r is None else offset[r[0]] + draws[r[0]][r[1]] for r in rows]
+        index = torch.tensor(index, device=self.device)
+        return torch.cat(Xs)[index], torch.cat(Cs)[index]
 
     def _validation(self) -> None:
         """The validation tasks of every run (shared between runs of one stream) and their Lloyd baselines."""

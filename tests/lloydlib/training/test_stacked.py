@@ -151,6 +151,20 @@ def test_runs_with_one_task_stream_share_the_draw(mixed, monkeypatch):
     assert len(draws) == steps and all(len(seeds) == 2 for seeds in draws) and len(val_draws) == 2
 
 
+def test_each_run_draws_from_its_own_task_distribution():
+    # family, scale, isotropy, weights and initialisation may differ between the runs of one stack
+    base = TrainConfig(d=2, k=3, n=10, batch=4, steps=3, val_tasks=4)
+    configs = [base.replace(family=f, seed=s) for f in ("normal", "cauchy", "lognormal") for s in (0, 1)]
+    configs += [base.replace(init="kmeans++", seed=1), base.replace(scale=0.3), base.replace(isotropic=False)]
+    configs += [base.replace(equal_weights=False, init="gonzalez", tau=0.5)]
+    assert len({stack_key(c) for c in configs}) == 1
+    stack = stack_engine.Stack(configs, torch.device("cpu"), [None] * len(configs), compile=False)
+    X, C = stack._draw([2] * len(configs))
+    for s, c in enumerate(configs):
+        x, c0 = stack_engine._tasks(c, c.batch, training.derive_seed(c.seed, "train", 2), "cpu", torch.float32)
+        assert torch.equal(X[s], x) and torch.equal(C[s], c0), c.label()
+
+
 def test_duplicates_and_empty(mixed):
     assert train_stack([]) == []
     a, b = train_stack([mixed[0], mixed[0]])
