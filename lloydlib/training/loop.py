@@ -52,21 +52,21 @@ def _resolve_device(name: str) -> torch.device:
         raise ValueError(f"device must be 'auto', 'cpu', 'cuda' or 'cuda:N', got {name!r}") from e
 
 
-def _tasks(config: TrainConfig, count: int, seed: int, device, dtype):
-    """``count`` tasks of ``config``: points X (count, n, d) and initial centers C0 (count, k, d)."""
-    return sample_tasks(
-        count,
-        config.n,
-        config.d,
-        config.k,
+def _task_kwargs(config: TrainConfig) -> dict:
+    """The task distribution of ``config``, as keyword arguments of :func:`~lloydlib.tasks.sample_tasks`."""
+    return dict(
         family=config.family,
         scale=config.scale,
         isotropic=config.isotropic,
         equal_weights=config.equal_weights,
         init=config.init,
-        seed=seed,
-        device=device,
-        dtype=dtype,
+    )
+
+
+def _tasks(config: TrainConfig, count: int, seed: int, device, dtype):
+    """``count`` tasks of ``config``: points X (count, n, d) and initial centers C0 (count, k, d)."""
+    return sample_tasks(
+        count, config.n, config.d, config.k, seed=seed, device=device, dtype=dtype, **_task_kwargs(config)
     )
 
 

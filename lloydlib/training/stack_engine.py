@@ -32,7 +32,7 @@ from ..tasks import sample_task_streams
 from .adam import adam_update
 from .cache import CHECKPOINT, build_model, read_checkpoint, save_torch
 from .config import DTYPES, TrainConfig, derive_seed
-from .loop import _State, _tasks, finished_run
+from .loop import _State, _task_kwargs, _tasks, finished_run
 from .stacked_model import FUSED_LIMIT, StackShape, kmeans_losses, smoothed_losses, stacked_forward
 
 __all__ = ["Stack"]
@@ -180,20 +180,8 @@ class Stack:
         Xs, Cs, offset = [], [], {}
         for dist, seeds in draws.items():
             c = first[dist]
-            X, C = sample_task_streams(
-                list(seeds),
-                c.batch,
-                c.n,
-                c.d,
-                c.k,
-                family=c.family,
-                scale=c.scale,
-                isotropic=c.isotropic,
-                equal_weights=c.equal_weights,
-                init=c.init,
-                device=self.device,
-                dtype=self.dtype,
-            )
+            kw = dict(device=self.device, dtype=self.dtype) | _task_kwargs(c)
+            X, C = sample_task_streams(list(seeds), c.batch, c.n, c.d, c.k, **kw)
             offset[dist] = sum(len(x) for x in Xs)
             Xs.append(X)
             Cs.append(C)
