@@ -52,15 +52,13 @@ def _resolve_device(name: str) -> torch.device:
         raise ValueError(f"device must be 'auto', 'cpu', 'cuda' or 'cuda:N', got {name!r}") from e
 
 
+#: the fields of a config that choose its task distribution (with its seed, they fix its task stream)
+DISTRIBUTION_FIELDS = ("family", "scale", "isotropic", "equal_weights", "init")
+
+
 def _task_kwargs(config: TrainConfig) -> dict:
     """The task distribution of ``config``, as keyword arguments of :func:`~lloydlib.tasks.sample_tasks`."""
-    return dict(
-        family=config.family,
-        scale=config.scale,
-        isotropic=config.isotropic,
-        equal_weights=config.equal_weights,
-        init=config.init,
-    )
+    return {name: getattr(config, name) for name in DISTRIBUTION_FIELDS}
 
 
 def _tasks(config: TrainConfig, count: int, seed: int, device, dtype):

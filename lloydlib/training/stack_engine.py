@@ -32,13 +32,13 @@ from ..tasks import sample_task_streams
 from .adam import adam_update
 from .cache import CHECKPOINT, build_model, read_checkpoint, save_torch
 from .config import DTYPES, TrainConfig, derive_seed
-from .loop import _State, _task_kwargs, _tasks, finished_run
+from .loop import DISTRIBUTION_FIELDS, _State, _task_kwargs, _tasks, finished_run
 from .stacked_model import FUSED_LIMIT, StackShape, kmeans_losses, smoothed_losses, stacked_forward
 
 __all__ = ["Stack"]
 
 #: the fields that define a run's task distribution (two runs with equal values and seed draw equal tasks)
-TASK_FIELDS = ("seed", "family", "scale", "isotropic", "equal_weights", "init")
+TASK_FIELDS = ("seed", *DISTRIBUTION_FIELDS)
 #: at most this many score entries (runs x tasks x n x n) per validation chunk, on a CPU and on a GPU
 _VAL_ENTRIES = {"cpu": 1 << 24, "cuda": 1 << 28}
 #: on a CPU, chunks of about this many score entries stay in cache: validation takes 1/2 to 3/4 the time
@@ -171,7 +171,7 @@ class Stack:
         draws, first, rows = {}, {}, []  # distribution -> {derived seed: row}; its first config; per run
         for shell, step, active in zip(self.shells, steps, self.active):
             c = shell.config
-            dist, seed = _stream(c)[1:], derive_seed(c.seed, "train", step)  # the stream without the seed
+            dist, seed = tuple(_task_kwargs(c).values()), derive_seed(c.seed, "train", step)
             if active:
                 first.setdefault(dist, c)
                 seeds = draws.setdefault(dist, {})
