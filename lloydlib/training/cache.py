@@ -32,8 +32,7 @@ import torch
 
 import lloydlib
 
-from ..model import LearnableTransformer
-from .config import DTYPES, TrainConfig
+from .config import DTYPES, TrainConfig, build_model
 
 try:  # POSIX; elsewhere the atomic moves alone keep files whole
     import fcntl
@@ -47,7 +46,6 @@ __all__ = [
     "CacheError",
     "cache_dir",
     "Run",
-    "build_model",
     "lookup",
     "load_runs",
     "gpu_results",
@@ -148,20 +146,6 @@ class Run:
             f"Run({self.config.label()}, status={self.status}, steps={len(self.train_losses)}, "
             f"final val rel loss={self.final_val:.4f}, key={self.key})"
         )
-
-
-def build_model(config: TrainConfig) -> torch.nn.Module:
-    """The untrained layer of Eq. 4 that ``config`` describes (float32, on the CPU)."""
-    return LearnableTransformer(
-        config.d,
-        config.k,
-        config.embedding,
-        gamma=config.gamma,
-        bias=config.bias,
-        dropout=config.dropout,
-        weighting=config.weighting,
-        fast=config.fast,
-    )
 
 
 def _roots(dirs) -> list[Path]:

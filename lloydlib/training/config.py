@@ -21,9 +21,10 @@ from .._validate import check_bool, check_choice, check_int, check_positive, che
 from ..attention import WEIGHTINGS
 from ..embeddings import EMBEDDINGS
 from ..losses import REGULARIZERS
+from ..model import LearnableTransformer
 from ..tasks import FAMILIES, INITS
 
-__all__ = ["DTYPES", "EXECUTION_FIELDS", "TrainConfig", "check_field", "parse_field", "derive_seed"]
+__all__ = ["DTYPES", "EXECUTION_FIELDS", "TrainConfig", "build_model", "check_field", "parse_field", "derive_seed"]
 
 #: the floating-point types a run may train in
 DTYPES = {"float32": torch.float32, "float64": torch.float64}
@@ -131,6 +132,20 @@ class TrainConfig:
             f"{self.embedding}:{self.loss} d={self.d} k={self.k} n={self.n} tau={self.tau:g} "
             f"lr={self.lr:g} seed={self.seed}"
         )
+
+
+def build_model(config: TrainConfig) -> torch.nn.Module:
+    """The untrained layer of Eq. 4 that ``config`` describes (float32, on the CPU)."""
+    return LearnableTransformer(
+        config.d,
+        config.k,
+        config.embedding,
+        gamma=config.gamma,
+        bias=config.bias,
+        dropout=config.dropout,
+        weighting=config.weighting,
+        fast=config.fast,
+    )
 
 
 def check_field(name: str, value):

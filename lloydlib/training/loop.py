@@ -34,8 +34,8 @@ from .. import hardware
 from .._validate import check_int
 from ..losses import kmeans_loss, lloyd_baseline, training_loss
 from ..tasks import sample_tasks
-from .cache import CHECKPOINT, Run, build_model, cache_dir, lookup, read_checkpoint, save_torch, write_result
-from .config import DTYPES, TrainConfig, derive_seed
+from .cache import CHECKPOINT, Run, cache_dir, lookup, read_checkpoint, save_torch, write_result
+from .config import DTYPES, TrainConfig, build_model, derive_seed
 
 __all__ = ["train"]
 

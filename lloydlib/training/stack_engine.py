@@ -30,8 +30,8 @@ from tqdm import tqdm
 from .. import hardware
 from ..tasks import sample_task_streams
 from .adam import adam_update
-from .cache import CHECKPOINT, build_model, read_checkpoint, save_torch
-from .config import DTYPES, TrainConfig, derive_seed
+from .cache import CHECKPOINT, read_checkpoint, save_torch
+from .config import DTYPES, TrainConfig, build_model, derive_seed
 from .loop import DISTRIBUTION_FIELDS, _State, _task_kwargs, _tasks, finished_run
 from .stacked_model import FUSED_LIMIT, StackShape, kmeans_losses, smoothed_losses, stacked_forward
 

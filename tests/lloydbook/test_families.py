@@ -11,7 +11,7 @@ import torch
 from lloydbook import families as fam
 from lloydlib import losses
 from lloydlib.training import TrainConfig
-from lloydlib.training.cache import build_model
+from lloydlib.training.config import build_model
 
 FAMS = ["normal", "cauchy"]
 
