@@ -1,8 +1,10 @@
 # Two commands for a fresh machine (see README.md):
 #   make book   build the book at LLOYD_SCALE=default into _build/html, strictly
-#   make test   lint (ruff), tests, the strict book build (which executes every chapter once: a cell that
-#               raises or a claim that fails its check fails it) and the browser check, all at LLOYD_SCALE=ci
-# Both create .venv (python3 -m venv) and install requirements.txt and lloydlib (editable) when needed.
+#   make test   lint (ruff); the run store is this code's and complete; the tests, beside a re-training of a
+#               sample of the stored runs; nbval over every chapter; the strict book build from the chapters
+#               nbval executed; the browser check. All at LLOYD_SCALE=ci.
+# And one for maintainers: make runs   retrain every stored run cold and rewrite the run store (results/runs).
+# All create .venv (python3 -m venv) and install requirements.txt and lloydlib (editable) when needed.
 # Options: make book SCALE=paper; OUT=/some/dir puts the build in /some/dir/_build/html.
 
 SHELL := /bin/bash
@@ -19,11 +21,13 @@ NOTEBOOKS := $(sort $(wildcard book/*.ipynb))
 # Warnings are errors; --all re-reads every page, since a change in lloydlib does not invalidate a page.
 BOOK_BUILD = $(BIN)/jupyter-book build . --path-output $(OUT) --all -W -n --keep-going
 
-.PHONY: help book test venv
+.PHONY: help book test runs venv
 
 help:
 	@echo "make book   build the book (LLOYD_SCALE=$(SCALE)) into $(HTML)"
-	@echo "make test   lint, tests, strict book build (every chapter executed) and browser check at LLOYD_SCALE=ci"
+	@echo "make test   lint, run store check and verification, tests, nbval over the chapters, strict book build"
+	@echo "            from nbval's executions and browser check, at LLOYD_SCALE=ci"
+	@echo "make runs   retrain every stored run cold and rewrite the run store results/runs (about 35 min on 2 cores)"
 
 $(VENV)/.installed: requirements.txt pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -35,31 +39,37 @@ venv: $(VENV)/.installed
 
 book: $(VENV)/.installed
 	@echo "== book: LLOYD_SCALE=$(SCALE) -> $(HTML)"
-	LLOYD_SCALE=$(SCALE) $(BIN)/python -m lloydbook.pretrain
+	LLOYD_SCALE=$(SCALE) $(BIN)/python -m lloydbook.runs train-missing
 	LLOYD_SCALE=$(SCALE) $(BOOK_BUILD)
 	@echo "== book: open $(HTML)/index.html"
 
+runs: $(VENV)/.installed
+	$(BIN)/python -m lloydbook.runs build
+
+EXECUTED := $(OUT)/_build/executed
+STAGE    := $(OUT)/_build/stage
+
 test: $(VENV)/.installed
-	@echo "== test 1/4: lint (ruff check, ruff format --check; notebooks included)"
+	@echo "== test 1/6: lint (ruff check, ruff format --check; notebooks included)"
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
-	@echo "== test 2/4: library and book-layer tests (pytest tests), while the book's sweeps train"
-	@# one torch thread per process: on 2 cores the suite took 75 s against 347 s with torch's default
-	@# threads (small tensors); pytest-xdist -n 2 was slower (158 s against 113 s). The chapters keep
-	@# torch's default threads (01+02 under nbval: 40 s against 52 s with one thread). The suite uses one
-	@# core, so the book's training (python -m lloydbook.pretrain, which the build then reads from the
-	@# cache) starts beside it; its log follows the tests.
+	@echo "== test 2/6: the run store (results/runs) is this code's and complete"
+	LLOYD_SCALE=ci $(BIN)/python -m lloydbook.runs check
+	@echo "== test 3/6: library and book-layer tests (pytest tests), beside the run store's verification"
+	@# One torch thread per process: the suite's tensors are small (on 2 cores it took 75 s against 347 s
+	@# with torch's default threads). The verification (a sample of the stored runs re-trained for their first
+	@# steps) takes the other core; its log follows the tests'.
 	@mkdir -p $(OUT)/_build
-	LLOYD_SCALE=ci $(BIN)/python -m lloydbook.pretrain > $(OUT)/_build/pretrain.log 2>&1 & pre=$$!; \
+	OMP_NUM_THREADS=1 LLOYD_SCALE=ci $(BIN)/python -m lloydbook.runs verify > $(OUT)/_build/verify.log 2>&1 & ver=$$!; \
 	  rc=0; OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 LLOYD_SCALE=ci $(BIN)/python -m pytest tests -q -p no:cacheprovider --durations=10 || rc=$$?; \
 	  if [ $$rc -eq 5 ]; then echo "no library tests collected"; rc=0; fi; \
-	  if [ $$rc -ne 0 ]; then kill $$pre 2>/dev/null || true; exit $$rc; fi; \
-	  echo "== waiting for the book's sweeps (python -m lloydbook.pretrain)"; prc=0; wait $$pre || prc=$$?; \
-	  cat $(OUT)/_build/pretrain.log; exit $$prc
-	@# The build is the chapters' test: it executes every chapter once (a separate nbval pass ran each a
-	@# second time, about 10 minutes of a cold CI run); with warnings as errors and --keep-going, every
-	@# failing cell is reported with its traceback (nb_execution_show_tb) and fails the build.
-	@echo "== test 3/4: strict book build at LLOYD_SCALE=ci (executes every chapter)"
-	LLOYD_SCALE=ci $(BOOK_BUILD)
-	@echo "== test 4/4: every built page in headless Chromium"
+	  echo "== the run store's verification (python -m lloydbook.runs verify)"; vrc=0; wait $$ver || vrc=$$?; \
+	  cat $(OUT)/_build/verify.log; if [ $$rc -ne 0 ]; then exit $$rc; fi; exit $$vrc
+	@echo "== test 4/6: nbval over every chapter (each cell a test), keeping the executed chapters"
+	LLOYD_SCALE=ci $(BIN)/python -m pytest --nbval-lax --nbval-current-env --nbval-cell-timeout=1800 \
+	  -p lloydbook.nbval_keep --nbval-keep-dir $(EXECUTED) -p no:cacheprovider $(NOTEBOOKS)
+	@echo "== test 5/6: strict book build from the chapters nbval executed (execution off)"
+	$(BIN)/python scripts/stage_book.py $(EXECUTED) $(STAGE)
+	LLOYD_SCALE=ci $(BIN)/jupyter-book build $(STAGE) --path-output $(OUT) --all -W -n --keep-going
+	@echo "== test 6/6: every built page in headless Chromium"
 	$(BIN)/python scripts/check_site.py $(HTML)

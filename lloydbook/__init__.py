@@ -6,8 +6,10 @@ The library never imports this package. It holds what only the chapters need:
 - :mod:`lloydbook.scales`: every chapter's settings for the three scales, one table;
 - :mod:`lloydbook.glue`: a Colab-safe ``glue``;
 - :mod:`lloydbook.claims`: the claims each chapter checks, and their table for the Scorecard;
-- :mod:`lloydbook.results`: the checkout's folders (recorded results, the training cache);
-- :mod:`lloydbook.pretrain`: the chapters' stacked sweeps, trained as one before a build;
+- :mod:`lloydbook.results`: the checkout's folders (recorded results, the run store, the training cache);
+- :mod:`lloydbook.sweeps`: every sweep a chapter trains or reads, listed once (the registry);
+- :mod:`lloydbook.runs`: the run store's commands (``python -m lloydbook.runs check|verify|build|...``);
+- :mod:`lloydbook.nbval_keep`: the pytest plugin that keeps the chapters nbval executed, for the build;
 - :mod:`lloydbook.paper_scale`: paper-scale verdicts on runs recorded on a GPU (Figures 10, 11, 13, 14, 15
   and 17), a subpackage: ``tau`` (Fig. 10), ``shapes`` (Figs. 11, 13, 14), ``clusters`` (Fig. 15), ``wall``
   (Fig. 17), ``sweeps`` (the sweeps judged by name) and ``common``;

@@ -1,4 +1,4 @@
-"""What the two learning chapters share: training grids through the cache, per-seed statistics, claims.
+"""What the two learning chapters share: per-seed statistics of their runs (:mod:`lloydbook.sweeps`), claims.
 
 The chapters *Learning one Lloyd step* (``book/04_learning.ipynb``) and *What shapes learning*
 (``book/05_shapes.ipynb``) train one layer of Eq. 4 of the Leaner paper with Algorithm 1 and read every
@@ -18,9 +18,7 @@ are in :mod:`lloydbook.figures`.
 from __future__ import annotations
 
 import math
-import time
 from dataclasses import dataclass
-from pathlib import Path
 
 import numpy as np
 import torch
@@ -32,7 +30,6 @@ from . import claims
 from .tables import Table
 
 __all__ = [
-    "train_grid",
     "find_runs",
     "q3",
     "final",
@@ -53,10 +50,6 @@ __all__ = [
     "all_of",
     "verdict_of",
     "decide",
-    "WALL_NS",
-    "paper_sweeps",
-    "sweep_configs",
-    "sweep_commands",
     "fmt_list",
     "settings_table",
     "departures",
@@ -66,23 +59,6 @@ __all__ = [
 
 
 # ----------------------------------------------------------------------------------------- training
-def train_grid(base, *, workers: int = 1, cache: str | Path | None = None, stack: bool = True, **axes) -> list:
-    """Train (or load from the cache) every run of ``training.grid(base, **axes)``; print how many were new.
-
-    ``workers`` training processes run the missing ones, in stacks of runs that share shapes unless ``stack``
-    is False (experiments that time single runs); ``cache`` is the cache root (default: the library's,
-    ``$LLOYD_CACHE``, which :func:`lloydbook.book.setup` points at the book's cache). Returns
-    the runs in the grid's order (the last axis varying fastest).
-    """
-    cfgs = training.grid(base, **axes)
-    dirs = None if cache is None else [cache]
-    new = sum(training.lookup(c, dirs) is None for c in cfgs)
-    t0 = time.time()
-    runs = training.train_many(cfgs, cache_dir=cache, workers=workers, progress=False, stack=stack)
-    print(f"{len(runs)} runs: {new} trained now, {len(runs) - new} from the cache ({time.time() - t0:.0f} s)")
-    return runs
-
-
 def find_runs(configs, root) -> list:
     """The runs of ``configs`` that the cache root ``root`` holds (e.g. a ``results/gpu/<machine>`` folder),
     in the order of ``configs``; configs it does not hold are skipped."""
@@ -305,80 +281,6 @@ def decide(claim_id, *, statement, source, paper, expected: str, evidence) -> li
         check=bool(found == expected),
     )
     return evidence
-
-
-# ----------------------------------------------------------------------------------------- GPU sweeps
-#: Fig. 17's points per task in the paper
-WALL_NS = [256, 512, 1024]
-
-
-def paper_sweeps(p) -> list[tuple[str, list[tuple[training.TrainConfig, dict]], bool]]:
-    """The two learning chapters' sweeps at the settings ``p`` (usually ``book.params("learning", "paper")``),
-    in the order a GPU should train them: ``(name, [(base config, axes)], unstacked)`` for Figs. 10a, 10b,
-    14, 11, 13, 15 and 17. ``axes`` include the seeds; Fig. 17 times single runs, so it trains unstacked."""
-    base = training.TrainConfig(**p["base"])
-    shape = base.replace(steps=p["shape_steps"])
-    tau = dict(tau=p["taus"], embedding=p["embeddings"], loss=p["losses"], seed=p["seeds"])
-    wall = base.replace(tau=p["wall_tau"], loss="L2", clip=p["wall_clip"], steps=p["wall_steps"])
-    lr = dict(d=p["lr_ds"], lr=p["lrs"], embedding=p["lr_embeddings"], loss=p["sub_losses"], seed=p["seeds"])
-    return [
-        ("Fig. 10a", [(base.replace(d=4), tau)], False),
-        ("Fig. 10b", [(base.replace(d=32), tau)], False),
-        (
-            "Fig. 14",
-            [(shape, dict(d=p["ds"], tau=p["d_taus"], embedding=p["d_embeddings"], loss=p["losses"], seed=p["seeds"]))],
-            False,
-        ),
-        ("Fig. 11", [(base.replace(steps=p["lr_steps"]), lr)], False),
-        (
-            "Fig. 13",
-            [(shape, dict(n=p["ns"], embedding=p["n_embeddings"], loss=p["sub_losses"], seed=p["n_seeds"]))],
-            False,
-        ),
-        (
-            "Fig. 15",
-            [
-                (
-                    shape.replace(d=d, tau=t),
-                    dict(k=p["ks"], embedding=p["embeddings"], loss=p["sub_losses"], seed=p["k_seeds"]),
-                )
-                for d, t in p["k_cases"]
-            ],
-            False,
-        ),
-        (
-            "Fig. 17",
-            [
-                (wall.replace(d=d, k=k), dict(n=WALL_NS, embedding=["OH", "BN"], seed=p["seeds"]))
-                for d, k in p["wall_cases"]
-            ],
-            True,
-        ),
-    ]
-
-
-def sweep_configs(specs) -> list:
-    """Every config of a sweep's ``[(base config, axes)]``, in order."""
-    return [c for base, axes in specs for c in training.grid(base, **axes)]
-
-
-def _value(v) -> str:
-    return f"{v:g}" if isinstance(v, float) else str(v)
-
-
-def sweep_commands(specs, unstacked: bool, cache: str) -> list[str]:
-    """The shell commands that train a sweep's ``[(base config, axes)]`` into the cache root ``cache``:
-    one ``python -m lloydlib train`` sweep per entry, or, ``unstacked``, shell loops of one-run command
-    lines (the command line stacks the runs it is given)."""
-    tail = f" --cache-dir {cache}"
-    if not unstacked:
-        return [training.command(b, **axes) + tail for b, axes in specs]
-    out = []
-    for b, axes in specs:
-        loops = "".join(f"for {f} in {' '.join(_value(v) for v in vs)}; do " for f, vs in axes.items())
-        opts = "".join(f" --{f.replace('_', '-')} ${f}" for f in axes)
-        out.append(loops + training.command(b) + opts + tail + "; done" * len(axes))
-    return out
 
 
 # ----------------------------------------------------------------------------------------- tables

@@ -16,11 +16,9 @@ import sympy as sp
 import torch
 
 from lloydlib import theory as T
-from lloydlib import training
 from lloydlib.tasks import sample_tasks
 
 __all__ = [
-    "race_configs",
     "ARROW", "TERMS", "TERM_NAMES", "log10", "int_ticks", "paper_constants", "table3_agreement",
     "norm_bound_rows", "table2_rows", "plot_softmax", "softmax_region_grid", "softmax_heads", "phi_factor_grid", "gamma_sweep", "plot_slack", "head_slack_rows",
     "h1_rows", "eq170_grid", "theorem1_searches", "theorem1_rows", "print_pair", "plot_phi",
@@ -411,30 +409,3 @@ def plot_training(curves, seeds, auc, d, k) -> None:
     ax.set_title(f"d={d}, k={k}: mean over the curve OH {auc['OH']:.3f}, BN {auc['BN']:.3f}")
     ax.legend()
     plt.show()
-
-
-def race_configs(P) -> list[training.TrainConfig]:
-    """The OH-against-BN training race of the chapter (Theorem 3.1's prediction that OH trains faster):
-    for each embedding and seed in ``P.tr_seeds``, a run at ``P.tr_d``, ``P.tr_k``, ``P.tr_n`` for
-    ``P.tr_steps`` steps (NE, tau 0.1, no plateau schedule, on the CPU). ``P`` is the chapter's settings
-    (``book.params("lemmas")``); :mod:`lloydbook.pretrain` trains the same runs before a build."""
-    return [
-        training.TrainConfig(
-            d=P["tr_d"],
-            k=P["tr_k"],
-            n=P["tr_n"],
-            embedding=emb,
-            loss="NE",
-            tau=0.1,
-            lr=0.01,
-            batch=32,
-            steps=P["tr_steps"],
-            seed=seed,
-            plateau=False,
-            val_tasks=P["tr_val"],
-            eval_every=P["tr_every"],
-            device="cpu",
-        )
-        for emb in ("OH", "BN")
-        for seed in P["tr_seeds"]
-    ]

@@ -4,6 +4,8 @@ The library takes every directory as an argument; this module supplies the check
 
 - ``results/``: benchmark JSON files recorded with ``python -m lloydlib bench ... --out`` and GPU
   training runs under ``results/gpu/<machine>/`` (see ``results/README.md``);
+- ``results/runs/``: the run store, every stored sweep's runs at ``default`` (:mod:`lloydbook.runs`;
+  ``$LLOYD_STORE`` names another, e.g. the store of a copy of the repository on Colab);
 - ``.lloydlib-cache/``: the one training cache every chapter shares, unless ``$LLOYD_CACHE`` names another.
 """
 
@@ -14,9 +16,22 @@ from pathlib import Path
 
 from lloydlib import bench, training
 
-__all__ = ["ROOT", "checkout", "results_dir", "cache_dir", "use_cache", "recorded", "gpu_result_dirs"]
+__all__ = [
+    "ROOT",
+    "REBUILD",
+    "checkout",
+    "results_dir",
+    "store_dir",
+    "store",
+    "cache_dir",
+    "use_cache",
+    "recorded",
+    "gpu_result_dirs",
+]
 
 ROOT = Path(__file__).resolve().parents[1]
+#: the one command that rebuilds the run store (every store error quotes it)
+REBUILD = "make runs"
 
 
 def checkout() -> Path | None:
@@ -28,6 +43,24 @@ def results_dir() -> Path | None:
     """``<checkout>/results``, or None outside a checkout."""
     root = checkout()
     return None if root is None else root / "results"
+
+
+def store_dir() -> Path | None:
+    """The run store's folder: ``$LLOYD_STORE`` when set, else ``<checkout>/results/runs``; None outside a
+    checkout."""
+    if os.environ.get("LLOYD_STORE"):
+        return Path(os.environ["LLOYD_STORE"])
+    root = results_dir()
+    return None if root is None else root / "runs"
+
+
+def store() -> training.RunStore | None:
+    """The checkout's run store, read (once per process, see :func:`lloydlib.training.open_store`), or None
+    when there is none. A store trained by other code raises :class:`lloydlib.training.StaleStoreError`."""
+    path = store_dir()
+    if path is None or not training.store.is_store(path):
+        return None
+    return training.open_store(path, rebuild=REBUILD)
 
 
 def cache_dir() -> Path:

@@ -22,8 +22,8 @@ import argparse
 import sys
 from pathlib import Path
 
-from lloydbook.learning import paper_sweeps, sweep_commands, sweep_configs
 from lloydbook.scales import SCALES
+from lloydbook.sweeps import paper_sweeps, sweep_commands, sweep_configs
 from lloydlib import training
 from lloydlib.training.sweep import plan
 

@@ -8,7 +8,8 @@ Usage: python scripts/sync_bootstrap.py          # print the cell
 The same URL feeds Jupyter Book's launch buttons, so the Colab button and the cell it opens agree. The cell
 installs this repository's packages (``lloydlib`` and ``lloydbook``) when they are missing, as on Colab.
 ``LLOYDLIB_SOURCE`` overrides where from: a pip URL (``git+https://...``) or the path of a copy of the
-repository (see README.md, "Running a chapter on Colab").
+repository (see README.md, "Running a chapter on Colab"); a copy's run store (``results/runs``) is then
+the one the chapter reads (``$LLOYD_STORE``).
 """
 
 from __future__ import annotations
@@ -43,7 +44,9 @@ def bootstrap_source(url: str) -> str:
         'if importlib.util.find_spec("lloydbook") is None:\n'
         f'    source = os.environ.get("{ENV}", "git+{url}")\n'
         "    %pip install -q {source}\n"
-        "    importlib.invalidate_caches()"
+        "    importlib.invalidate_caches()\n"
+        '    if os.path.isdir(os.path.join(source, "results", "runs")):  # a copy\'s committed run store\n'
+        '        os.environ.setdefault("LLOYD_STORE", os.path.join(source, "results", "runs"))'
     )
 
 

@@ -12,7 +12,7 @@ others unpaired.
 - :mod:`.shapes`: Figures 14, 11 and 13 (``fig14_claims``, ``fig11_claims``, ``fig13_claims``);
 - :mod:`.clusters`: Figure 15 (``fig15_claims``, and :func:`unstable`, what a numerically unstable run is);
 - :mod:`.wall`: Figure 17 on the wall clock (``fig17_claims``);
-- :mod:`.sweeps`: the sweeps of :func:`lloydbook.learning.paper_sweeps` judged by name (:func:`judge`,
+- :mod:`.sweeps`: the sweeps of :func:`lloydbook.sweeps.paper_sweeps` judged by name (:func:`judge`,
   :func:`judge_line`, which the chapters call for every sweep a machine folder holds; :func:`wall_panels`
   lays out Figure 17's recorded runs for the plot);
 - :mod:`.common`: the claim suffix, the completeness test and the recorder they share.

@@ -73,7 +73,7 @@ def fig15_claims(G: dict, *, cases, ks, embeddings, losses, seeds: int, machine:
     """Decide Figure 15's statements (Leaner paper, Fig. 15 and Thm. 3.1) on the GPU runs ``G`` when every
     (d, tau, k, embedding, loss) setting of the ``cases`` ``[(d, tau)]`` has ``seeds`` runs; returns the ids
     recorded ([] for a partial sweep). ``G`` maps ``(d, tau, k, embedding, loss)`` to runs, one per seed
-    (trained without gradient clipping, as ``lloydbook.learning.paper_sweeps`` trains them).
+    (trained without gradient clipping, as ``lloydbook.sweeps.paper_sweeps`` trains them).
 
     On the final relative loss (Eq. 20) with L2, between the smallest and largest k:
     ``learning-k-bn-degrades-gpu-<machine>``: at each case with d = :data:`SMALL_D`, BN ends lower at the

@@ -1,10 +1,10 @@
-"""The paper-scale sweeps of :func:`lloydbook.learning.paper_sweeps`, judged by name on a machine's runs."""
+"""The paper-scale sweeps of :func:`lloydbook.sweeps.paper_sweeps`, judged by name on a machine's runs."""
 
 from __future__ import annotations
 
 from lloydlib import training
 
-from ..learning import WALL_NS, paper_sweeps, sweep_configs
+from ..sweeps import WALL_NS, paper_sweeps, sweep_configs
 from .clusters import fig15_claims
 from .common import claim_suffix
 from .shapes import fig11_claims, fig13_claims, fig14_claims

@@ -5,8 +5,12 @@ One run is one :class:`TrainConfig`; :func:`train` trains it (or loads it from t
 
 - :mod:`~lloydlib.training.config`: :class:`TrainConfig`, its cache key, :func:`derive_seed`;
 - :mod:`~lloydlib.training.cache`: the cache root (:func:`cache_dir`), atomic and locked writes
-  (:func:`write_result`), :class:`Run`, :func:`lookup`, :func:`load_runs`, :func:`gpu_results`,
-  :class:`CacheError`;
+  (:func:`write_result`), :class:`Run`, :class:`CacheError`;
+- :mod:`~lloydlib.training.store`: finished runs kept as data (:class:`RunStore`, :func:`write_store`,
+  :func:`open_store`; written by :mod:`~lloydlib.training.pack`) with the
+  :mod:`~lloydlib.training.fingerprint` of their code; :func:`lookup`,
+  :func:`load_runs` and :func:`gpu_results` read stores and cache roots alike;
+- :mod:`~lloydlib.training.verify`: stored runs re-trained for their first steps and compared;
 - :mod:`~lloydlib.training.loop`: :func:`train`, repeatable and resumable from checkpoints;
 - :mod:`~lloydlib.training.stacked`: many runs trained as one (:func:`stack_key`, :func:`train_stack`);
 - :mod:`~lloydlib.training.sweep`: :func:`grid`, :func:`train_many` (stacks, on an executor), :func:`command`;
@@ -17,13 +21,15 @@ One run is one :class:`TrainConfig`; :func:`train` trains it (or loads it from t
 - :mod:`~lloydlib.training.cli`: ``python -m lloydlib train --help`` (:func:`main`).
 """
 
-from .cache import CacheError, Run, cache_dir, gpu_results, load_runs, lookup, write_result
+from .cache import CacheError, Run, cache_dir, write_result
 from .cli import main
 from .config import DTYPES, EXECUTION_FIELDS, TrainConfig, derive_seed
 from .executors import EXECUTORS
 from .loop import train
+from .pack import write_store
 from .stacked import stack_key, train_stack
 from .stats import MedianDifference, curves, final_values, group, iqr_relation, median_difference, quartiles
+from .store import RunStore, StaleStoreError, StoreError, gpu_results, load_runs, lookup, open_store
 from .sweep import command, grid, train_many
 
 __all__ = [
@@ -48,6 +54,11 @@ __all__ = [
     "median_difference",
     "MedianDifference",
     "gpu_results",
+    "RunStore",
+    "StoreError",
+    "StaleStoreError",
+    "open_store",
+    "write_store",
     "command",
     "derive_seed",
     "main",

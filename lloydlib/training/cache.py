@@ -48,7 +48,6 @@ __all__ = [
     "Run",
     "lookup",
     "load_runs",
-    "gpu_results",
     "write_result",
     "read_checkpoint",
     "run_lock",
@@ -212,18 +211,6 @@ def load_runs(root: str | os.PathLike) -> list[Run]:
     if not root.is_dir():
         raise ValueError(f"root must be an existing directory holding runs/<key>/{RESULT}, got {str(root)!r}")
     return [_load_result(p) for p in sorted(root.glob(f"runs/*/{RESULT}"))]
-
-
-def gpu_results(root: str | os.PathLike) -> list[Path]:
-    """The subfolders of ``root`` that hold finished runs, sorted; [] when ``root`` is not a directory.
-
-    Each is a cache root (``runs/<key>/result.pt``), as written on a GPU by ``python -m lloydlib train
-    --cache-dir <root>/<machine>``; its runs record the hardware in ``info["hardware"]``.
-    """
-    root = Path(root)
-    if not root.is_dir():
-        return []
-    return sorted(p for p in root.iterdir() if p.is_dir() and any(p.glob(f"runs/*/{RESULT}")))
 
 
 @contextlib.contextmanager

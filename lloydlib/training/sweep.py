@@ -12,10 +12,11 @@ from dataclasses import fields
 from tqdm import tqdm
 
 from .._validate import check_bool, check_choice, check_int
-from .cache import Run, cache_dir, lookup
+from .cache import Run, cache_dir
 from .config import DTYPES, TrainConfig, check_field
 from .executors import EXECUTORS, execute
 from .stacked import stack_key
+from .store import lookup
 
 __all__ = ["MAX_STACK", "STACK_BYTES", "grid", "plan", "stack_limit", "train_many", "command"]
 
@@ -112,6 +113,7 @@ def train_many(
     executor: str = "local",
     address: str | None = None,
     stack: bool = True,
+    stores=(),
 ) -> list[Run]:
     """Train (or load) every config; returns runs in the order given, each as :func:`lookup` reads it.
 
@@ -123,6 +125,8 @@ def train_many(
     "auto": the cluster this machine belongs to), and ``workers`` is then the fewest tasks the sweep
     is cut into. See :mod:`lloydlib.training.executors`. ``stack=False`` trains every run alone (a stack of
     one), for experiments that time single runs: a stacked run's ``wall_time`` is its whole stack's.
+    ``stores`` are run stores (:mod:`lloydlib.training.store`) read before the cache; what they hold is
+    never trained (a stale store raises :class:`~lloydlib.training.store.StaleStoreError`).
     """
     configs = list(configs)
     for i, c in enumerate(configs):
@@ -135,7 +139,11 @@ def train_many(
     check_bool("progress", progress)
     check_bool("stack", stack)
     root = _cache_root(cache_dir)
-    missing = list({c.key(): c for c in configs if lookup(c, [root]) is None}.values())
+    if isinstance(stores, (str, os.PathLike)):
+        stores = [stores]
+    dirs = [*stores, root]
+    found = {c.key(): lookup(c, dirs) for c in configs}
+    missing = list({c.key(): c for c in configs if found[c.key()] is None}.values())
     if missing:
         stacks = plan(missing, workers) if stack else [[c] for c in sorted(missing, key=_cost, reverse=True)]
         bar, done = None, None
@@ -148,7 +156,8 @@ def train_many(
         finally:
             if bar is not None:
                 bar.close()
-    return [lookup(c, [root]) for c in configs]
+        found.update({c.key(): lookup(c, [root]) for c in missing})
+    return [found[c.key()] for c in configs]
 
 
 def _cli_value(v) -> str:

@@ -71,7 +71,10 @@ def test_makefile_has_the_two_commands():
     text = (ROOT / "Makefile").read_text(encoding="utf-8")
     assert re.search(r"^book:", text, re.M) and re.search(r"^test:", text, re.M)
     assert "LLOYD_SCALE=ci" in text and "-W" in text and "--keep-going" in text and "check_site.py" in text
-    assert text.count("$(BIN)/python -m lloydbook.pretrain") == 2  # both commands train the sweeps first
+    assert "$(BIN)/python -m lloydbook.runs train-missing" in text  # the book trains what the store lacks
+    assert "$(BIN)/python -m lloydbook.runs check" in text and "$(BIN)/python -m lloydbook.runs verify" in text
+    assert "--nbval-lax" in text and "-p lloydbook.nbval_keep" in text  # nbval runs every chapter
+    assert re.search(r"^runs:", text, re.M) and "$(BIN)/python -m lloydbook.runs build" in text
 
 
 # ------------------------------------------------------------------------------------------ README

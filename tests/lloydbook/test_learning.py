@@ -9,7 +9,7 @@ import torch
 
 from lloydbook import claims, learning
 from lloydbook.tables import Table
-from lloydlib import lloyd_step, sample_tasks
+from lloydlib import lloyd_step, sample_tasks, training
 from lloydlib.training import TrainConfig
 
 
@@ -185,15 +185,10 @@ def test_comparison_table_rows():
     ]
 
 
-# ----------------------------------------------------------------------------------------- training
-def test_train_grid_trains_once_then_loads_from_the_cache(tmp_path, capsys):
+# ----------------------------------------------------------------------------------------- runs
+def test_find_runs_skips_what_a_root_lacks(tmp_path):
     base = TrainConfig(d=2, k=2, n=6, steps=2, batch=2, val_tasks=2, eval_every=1, plateau=False, device="cpu")
-    runs = learning.train_grid(base, cache=tmp_path, seed=[0, 1])
-    assert [r.config.seed for r in runs] == [0, 1]
-    assert "2 runs: 2 trained now, 0 from the cache" in capsys.readouterr().out
-    again = learning.train_grid(base, cache=tmp_path, seed=[0, 1])
-    assert "2 runs: 0 trained now, 2 from the cache" in capsys.readouterr().out
-    assert [r.key for r in again] == [r.key for r in runs]
+    training.train_many([base.replace(seed=1)], cache_dir=tmp_path, progress=False)
     assert [r.config.seed for r in learning.find_runs([base.replace(seed=s) for s in (1, 5)], tmp_path)] == [1]
 
 
@@ -213,29 +208,6 @@ def test_step_ms_reads_either_clock():
         r.info["cpu_seconds"] = cpu
     assert learning.step_ms(runs).tolist() == pytest.approx([100.0, 200.0])
     assert learning.step_ms(runs, clock="cpu").tolist() == pytest.approx([50.0, 150.0])
-
-
-def test_paper_sweeps_in_priority_order_with_their_seeds():
-    from lloydbook.scales import SCALES
-
-    p = SCALES["learning"]["paper"]
-    sweeps = learning.paper_sweeps(p)
-    assert [name for name, _, _ in sweeps] == [
-        "Fig. 10a",
-        "Fig. 10b",
-        "Fig. 14",
-        "Fig. 11",
-        "Fig. 13",
-        "Fig. 15",
-        "Fig. 17",
-    ]
-    by = {name: (specs, unstacked) for name, specs, unstacked in sweeps}
-    assert {c.seed for c in learning.sweep_configs(by["Fig. 13"][0])} == set(p["n_seeds"])
-    assert {c.n for c in learning.sweep_configs(by["Fig. 17"][0])} == set(learning.WALL_NS) and by["Fig. 17"][1]
-    (loop, *_) = learning.sweep_commands(*by["Fig. 17"], "out")
-    assert loop.startswith("for n in 256 512 1024; do ") and loop.endswith("--cache-dir out; done; done; done")
-    (cmd,) = learning.sweep_commands(*by["Fig. 10a"], "out")
-    assert cmd.startswith("python -m lloydlib train") and "--tau 1 0.25 0.14 0.1" in cmd
 
 
 def test_cheaper_decides_on_the_sign_test_interval_of_the_paired_ratios():

@@ -52,7 +52,7 @@ def test_a_finished_run_is_found_and_loaded(cache, tiny):
     assert "status=done" in repr(again) and again.final_train() == pytest.approx(again.train_losses[-5:].mean())
     with pytest.raises(TypeError, match="config must be a TrainConfig"):
         training.lookup({"d": 2})
-    with pytest.raises(ValueError, match="root must be an existing directory"):
+    with pytest.raises(ValueError, match="root must be an existing store or cache root"):
         training.load_runs(cache.parent / "nowhere")
 
 

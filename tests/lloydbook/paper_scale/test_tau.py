@@ -1,5 +1,4 @@
-"""lloydbook.paper_scale: Figure 10's verdicts decided again on (here: made-up) GPU runs (the other figures:
-test_paper_scale_figures.py)."""
+"""lloydbook.paper_scale.tau: Figure 10's verdicts decided again on (here: made-up) GPU runs."""
 
 from types import SimpleNamespace
 
@@ -28,19 +27,6 @@ def curve(tau, emb):
 
 def grid(seeds=10, curve=curve):
     return {(4, t, e, l): [run(curve(t, e), s) for s in range(seeds)] for t in TAUS for e in EMBS for l in LOSSES}
-
-
-@pytest.fixture
-def chapter():
-    claims.start("learning")
-    yield
-    claims.start("learning")
-
-
-def test_claim_suffix_names_the_machine():
-    assert paper_scale.claim_suffix("H200 (NVIDIA)") == "-gpu-h200-nvidia"
-    with pytest.raises(ValueError, match="machine"):
-        paper_scale.claim_suffix("--")
 
 
 def test_a_complete_sweep_is_judged_with_the_papers_verdicts(chapter):
@@ -79,11 +65,32 @@ def test_bad_arguments_name_the_argument(chapter):
         paper_scale.fig10_claims(list(grid().values()), **kw)
 
 
+def test_more_bad_arguments_name_the_argument(chapter):
+    kw = dict(d=4, taus=TAUS, embeddings=EMBS, losses=LOSSES, seeds=10, machine="h200")
+    with pytest.raises(ValueError, match="taus must hold at least 2 values"):
+        paper_scale.fig10_claims(grid(), **{**kw, "taus": [0.1]})
+    with pytest.raises(ValueError, match=r"losses must include \['L2'\]"):
+        paper_scale.fig10_claims(grid(), **{**kw, "losses": ["NE"]})
+    with pytest.raises(TypeError, match="embeddings must be a list of settings"):
+        paper_scale.fig10_claims(grid(), **{**kw, "embeddings": "OH"})
+    assert claims.claims() == []
+
+
 def test_a_partial_sweep_judges_nothing(chapter):
     G = grid()
     G[(4, 1.0, "BN", "L2")] = G[(4, 1.0, "BN", "L2")][:9]
     assert paper_scale.fig10_claims(G, d=4, taus=TAUS, embeddings=EMBS, losses=LOSSES, seeds=10, machine="h200") == []
     assert claims.claims() == []
+
+
+def test_without_na_only_oh_and_bn_are_judged(chapter):
+    G = {key: runs for key, runs in grid().items() if key[2] != "NA"}
+    ids = paper_scale.fig10_claims(G, d=4, taus=TAUS, embeddings=("OH", "BN"), losses=LOSSES, seeds=10, machine="h200")
+    assert len(ids) == 4
+    beats = claims.claims()[0].ours
+    assert "OH and BN below 1 (tau=0.1)" in beats and "NA above 1" not in beats
+    # fewer seeds than recorded: the first ``seeds`` suffice, and the sweep is complete
+    assert paper_scale.fig10_claims(G, d=4, taus=TAUS, embeddings=("OH", "BN"), losses=LOSSES, seeds=3, machine="h200")
 
 
 def test_runs_that_contradict_the_paper_fail_the_check(chapter):

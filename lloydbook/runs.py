@@ -1,0 +1,276 @@
+"""The book's run store: ``python -m lloydbook.runs check|verify|build|train-missing|drift``.
+
+Every run of the stored sweeps of :mod:`lloydbook.sweeps` at ``default`` (which are also the ``ci``
+runs) is trained once and committed under ``results/runs/`` (the format is
+:mod:`lloydlib.training.store`'s), with the fingerprint of the code that trained it. Then:
+
+- ``check`` (``make test``, first): the store is this code's (else it names the changed modules and
+  says to run ``make runs``) and complete (else it names the missing sweeps);
+- ``verify`` (``make test``): re-trains a sample, at least one run of every shape (embedding, loss, d,
+  k, n, family), for its first :data:`STEPS` steps and compares them with the stored runs within
+  :data:`TOLERANCE`; the sample is drawn from a printed seed (``--seed`` replays it); runs recorded on
+  GPUs (``results/gpu/<machine>/``, stores of the same format) are verified the same way, for their
+  first :data:`GPU_STEPS` steps;
+- ``build`` (``make runs``): trains every stored run cold, writes the store, then verifies it;
+- ``train-missing`` (``make book``, first): trains into the cache whatever the stacked sweeps at the
+  scale lack (nothing at ``ci`` and ``default`` when the store is complete), so that the chapters'
+  stacks share the training processes;
+- ``drift``: measures how far re-training drifts from the stored runs by rounding alone (one or two
+  torch threads, the single-run engine), the basis of :data:`TOLERANCE`, into ``results/store_drift.json``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import secrets
+import shutil
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from lloydlib import hardware, training
+from lloydlib.training import verify
+
+from . import book, results, sweeps
+
+__all__ = ["STEPS", "GPU_STEPS", "PER_SHAPE", "TOLERANCE", "missing", "check", "sample", "main"]
+
+#: steps each sampled run re-trains (38 shapes x 2 runs x 300 steps: about 90 s on one core)
+STEPS = 300
+#: steps each sampled GPU run re-trains on the CPU (n = 512: about 10 times a step at n = 32)
+GPU_STEPS = 50
+#: runs drawn per shape
+PER_SHAPE = 2
+#: largest relative differences allowed: (step 1, later steps). Measured (``drift``; results/store_drift.json):
+#: step 1 differs by at most 2e-7 (float32 rounding); later steps by up to 1.2e-3 within 300 steps, when
+#: rounding flips a discrete choice (a sparsemax support, say) and the two trajectories part by a finite
+#: step. The tolerances are about 50 and 8 times those.
+TOLERANCE = (1e-5, 1e-2)
+
+
+def _stacked_configs(scale: str) -> list:
+    return list(
+        dict.fromkeys(
+            c for name, s in sweeps.SWEEPS.items() if s.stacked and s.stored for c in sweeps.configs(name, scale)
+        )
+    )
+
+
+def missing(store, scale: str) -> dict[str, int]:
+    """Sweep name -> how many of its runs at ``scale`` the store lacks (only sweeps that lack some)."""
+    out = {}
+    for name, cfgs in sweeps.stored_configs(scale).items():
+        n = sum(c not in store for c in cfgs) if store is not None else len(cfgs)
+        if n:
+            out[name] = n
+    return out
+
+
+def check() -> list[str]:
+    """The problems of the checkout's store ([] when it is this code's, this torch's and complete)."""
+    try:
+        store = results.store()
+    except training.StoreError as e:
+        return [str(e)]
+    if store is None:
+        return [f"no run store at {results.store_dir()}: build it with {results.REBUILD}"]
+    problems = []
+    changes = store.changes()
+    if changes:
+        problems.append(
+            f"the run store {store.root} was trained by other code: {'; '.join(changes)}; rebuild it with "
+            f"{results.REBUILD}"
+        )
+    for scale in ("ci", "default"):
+        lack = missing(store, scale)
+        if lack:
+            problems.append(
+                f"the run store is incomplete at LLOYD_SCALE={scale}: it lacks "
+                + ", ".join(f"{n} runs of {name}" for name, n in lack.items())
+                + f"; rebuild it with {results.REBUILD}"
+            )
+    wanted = {c.key() for cfgs in sweeps.stored_configs("default").values() for c in cfgs}
+    extra = [k for k in store.keys() if k not in wanted]
+    if extra:
+        problems.append(
+            f"the run store holds {len(extra)} runs no stored sweep lists (e.g. {store.manifest['runs'][extra[0]]['label']}); "
+            f"rebuild it with {results.REBUILD}"
+        )
+    return problems
+
+
+def sample(seed: int) -> list:
+    """The stored runs the verification re-trains at ``seed``: :data:`PER_SHAPE` of every shape of the
+    checkout's store, then one of every shape of each GPU store; a list of (run, steps, where)."""
+    store = results.store()
+    picked = [(store.get(c), STEPS, "store") for c in verify.sample(store.configs(), seed, per_shape=PER_SHAPE)]
+    for root in results.gpu_result_dirs():
+        runs = training.load_runs(root)
+        by = {r.key: r for r in runs}
+        picked += [(by[c.key()], GPU_STEPS, root.name) for c in verify.sample([r.config for r in runs], seed)]
+    return picked
+
+
+def _verify(seed: int | None) -> int:
+    seed = secrets.randbelow(2**31) if seed is None else seed
+    t0 = time.time()
+    picked = sample(seed)
+    print(
+        f"verification: seed {seed} (replay: python -m lloydbook.runs verify --seed {seed}); {len(picked)} runs, "
+        f"tolerance {TOLERANCE[0]:g} at step 1 and {TOLERANCE[1]:g} after"
+    )
+    checks = []
+    for run, steps, where in picked:
+        (c,) = verify.retrain([run], steps, tolerance=TOLERANCE, threads=1)
+        checks.append(c)
+        flag = "ok" if c.ok else "MISMATCH"
+        print(
+            f"  {flag:8s} {where:8s} {c.label:52s} {c.steps:4d} steps  step 1 {c.first:.1e}  later {c.later:.1e} ({c.where})"
+        )
+    bad = [c for c in checks if not c.ok]
+    first, later = max(checks, key=lambda c: c.first), max(checks, key=lambda c: c.later)
+    print(
+        f"verification: {len(checks)} runs in {time.time() - t0:.0f} s; largest step-1 difference {first.first:.1e} "
+        f"({first.label}) against {TOLERANCE[0]:g}; largest later difference {later.later:.1e} ({later.label}, "
+        f"{later.where}) against {TOLERANCE[1]:g}"
+    )
+    for c in bad:
+        print(
+            f"verification FAILED: {c.label} (key {c.key}): step 1 {c.first:.2e}, later {c.later:.2e} at {c.where}, "
+            f"status stored/now {c.status}; the stored run is not what this code trains: rebuild with {results.REBUILD}",
+            file=sys.stderr,
+        )
+    return 1 if bad else 0
+
+
+def _build(workers: int, cache: str | None, resume: bool, seed: int | None) -> int:
+    t0 = time.time()
+    root = results.ROOT / "_build" / "runs-train" if cache is None else Path(cache)
+    if root.exists() and not resume:
+        shutil.rmtree(root)
+    groups = sweeps.stored_configs("default")
+    unique = list(dict.fromkeys(c for cfgs in groups.values() for c in cfgs))
+    print(f"make runs: {len(unique)} runs of {len(groups)} sweeps into {root}, {workers} workers")
+    runs = {r.key: r for r in training.train_many(unique, cache_dir=root, workers=workers, progress=False)}
+    trained = time.time() - t0
+    machines = sorted({r.info.get("hardware", "?") for r in runs.values()})
+    manifest = training.write_store(
+        results.store_dir(),
+        {name: [runs[c.key()] for c in cfgs] for name, cfgs in groups.items()},
+        rebuild=results.REBUILD,
+        note=f"trained on {'; '.join(machines)}",
+    )
+    size = sum(f["bytes"] for f in manifest["files"].values())
+    print(
+        f"make runs: trained in {trained:.0f} s; wrote {len(runs)} runs, {size / 1e6:.1f} MB, to {results.store_dir()}"
+    )
+    return _verify(seed)
+
+
+def _drift(out: str, samples: int) -> int:
+    """Re-train samples of the store in three ways and record each way's largest relative differences."""
+    store = results.store()
+    marks = [1, 2, 5, 10, 25, 50, 100, 200, STEPS]
+    ways = {"stack of one, 1 thread": 1, "stack of one, 2 threads": 2, "single-run engine, 1 thread": None}
+    record = {
+        "steps": STEPS,
+        "samples": f"every stored run the first way; {samples} samples of one run per shape the others",
+        "hardware": hardware.describe(hardware.probe(torch.device("cpu"))),
+        "ways": {},
+    }
+    for i, (way, threads) in enumerate(ways.items()):
+        env, t0, count, unstable = np.zeros(STEPS), time.time(), 0, 0
+        torch.set_num_threads(threads or 1)
+        # the verification's own way on every stored run; the others on ``samples`` samples of one per shape
+        chosen = store.configs() if i == 0 else [c for s in range(samples) for c in verify.sample(store.configs(), s)]
+        for c in chosen:
+            run = store.get(c)
+            short = c.replace(steps=STEPS)
+            if threads is None:
+                with tempfile.TemporaryDirectory() as tmp:
+                    new = training.train(short, cache_dir=tmp, progress=False)
+            else:
+                (new,) = training.train_stack([short], cache_dir=None, write=False, compile=False)
+            n = verify.stable_steps(run.train_losses[:STEPS])
+            unstable += n < STEPS
+            d = verify.relative_difference(new.train_losses[:n], run.train_losses[:n])
+            env[: len(d)] = np.maximum(env[: len(d)], np.maximum.accumulate(d))
+            count += 1
+        record["ways"][way] = {
+            "runs": count,
+            "compared_fewer_steps": unstable,
+            "seconds": round(time.time() - t0),
+            "largest_by_step": {m: float(env[m - 1]) for m in marks},
+        }
+        print(
+            way,
+            count,
+            "runs,",
+            unstable,
+            "compared on fewer steps:",
+            " ".join(f"{m}:{env[m - 1]:.1e}" for m in marks),
+            flush=True,
+        )
+    (results.ROOT / out).write_text(json.dumps(record, indent=1) + "\n")
+    return 0
+
+
+def _train_missing(scale: str | None, workers: int | None) -> int:
+    configs = _stacked_configs(scale or book.scale())
+    store, cache = results.store(), results.use_cache()
+    todo = [c for c in configs if (store is None or c not in store) and training.lookup(c, [cache]) is None]
+    workers = workers or book.params("learning", scale)["workers"]
+    print(
+        f"the book's stacked sweeps: {len(configs)} runs, {len(configs) - len(todo)} in the run store or cache, {len(todo)} to train"
+    )
+    if todo:
+        t0 = time.time()
+        training.train_many(todo, cache_dir=cache, workers=workers, progress=False)
+        print(f"trained {len(todo)} runs in {time.time() - t0:.0f} s")
+    return 0
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m lloydbook.runs", description=__doc__.split("\n\n")[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    sub.add_parser("check", help="the store is this code's and complete")
+    v = sub.add_parser("verify", help="re-train a sample of the stored runs and compare")
+    v.add_argument("--seed", type=int, default=None, help="the sample's seed (default: drawn and printed)")
+    b = sub.add_parser("build", help="train every stored run cold and rewrite the store (make runs)")
+    b.add_argument("--workers", type=int, default=2)
+    b.add_argument("--cache", default=None, help="where the runs train (default: _build/runs-train, wiped first)")
+    b.add_argument("--resume", action="store_true", help="keep what --cache already holds")
+    b.add_argument("--seed", type=int, default=None, help="the verification's seed")
+    t = sub.add_parser("train-missing", help="train what the stacked sweeps at the scale lack into the cache")
+    t.add_argument("--scale", choices=book.SCALE_NAMES, default=None, help="default: $LLOYD_SCALE")
+    t.add_argument("--workers", type=int, default=None)
+    d = sub.add_parser("drift", help="measure the rounding drift behind the verification's tolerance")
+    d.add_argument("--out", default="results/store_drift.json")
+    d.add_argument("--samples", type=int, default=3, help="samples of one run per shape")
+    args = parser.parse_args(argv)
+    if args.command == "check":
+        problems = check()
+        for p in problems:
+            print(f"run store: {p}", file=sys.stderr)
+        if not problems:
+            store = results.store()
+            print(
+                f"run store {store.root}: {len(store)} runs, {store.size_bytes() / 1e6:.1f} MB, this code's, complete"
+            )
+        return 1 if problems else 0
+    if args.command == "verify":
+        return _verify(args.seed)
+    if args.command == "build":
+        return _build(args.workers, args.cache, args.resume, args.seed)
+    if args.command == "drift":
+        return _drift(args.out, args.samples)
+    return _train_missing(args.scale, args.workers)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

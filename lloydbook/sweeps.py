@@ -1,0 +1,244 @@
+"""The book's training sweeps, listed once: every run a chapter trains or reads is a config of one of these.
+
+A :class:`Sweep` is a named grid of :class:`lloydlib.training.TrainConfig` at a scale's settings
+(:mod:`lloydbook.scales`): ``specs(params)`` gives ``[(base config, axes)]`` and the sweep is the union of
+``training.grid(base, **axes)``. The chapters ask for their runs by name (:func:`runs`, which reads the
+run store and the cache and trains only what is missing); the run store (``python -m lloydbook.runs``)
+holds every run of the ``stored`` sweeps at ``default`` (the ``ci`` configs are the same runs); the GPU
+plan (``scripts/gpu_learning_plan.py``) and the paper-scale verdicts read :func:`paper_sweeps`, the same
+sweeps at ``paper``. ``tests/lloydbook/test_sweeps.py`` checks that no chapter trains anything else.
+
+Two sweeps are not stored, and train where they run: Fig. 17's single runs, whose point is their own
+step times (``stored=False``, ``stacked=False``), and the runs of the command-line demonstration, which
+the chapter trains with ``python -m lloydlib train``.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from lloydlib import training
+
+from . import book, results
+
+__all__ = [
+    "Sweep",
+    "SWEEPS",
+    "WALL_NS",
+    "get",
+    "specs",
+    "configs",
+    "stored_configs",
+    "runs",
+    "paper_sweeps",
+    "select",
+    "sweep_configs",
+    "sweep_commands",
+]
+
+#: Fig. 17's points per task in the paper
+WALL_NS = [256, 512, 1024]
+
+
+@dataclass(frozen=True)
+class Sweep:
+    """A named grid of runs: ``specs(params)`` -> ``[(base TrainConfig, axes)]`` at the settings ``params``
+    of the chapter key ``settings`` (:func:`lloydbook.book.params`). ``chapter`` is the notebook that trains
+    it first, ``figure`` what it reproduces; ``stacked`` False trains every run alone; ``stored`` says
+    whether the run store holds it (else it trains where it runs)."""
+
+    name: str
+    chapter: str
+    settings: str
+    figure: str
+    specs: Callable
+    stacked: bool = True
+    stored: bool = True
+
+
+def _base(p) -> training.TrainConfig:
+    return training.TrainConfig(**p["base"])
+
+
+def _shape(p) -> training.TrainConfig:
+    return _base(p).replace(steps=p["shape_steps"])
+
+
+def _wall(p, ns) -> list:
+    wall = _base(p).replace(tau=p["wall_tau"], loss="L2", clip=p["wall_clip"], steps=p["wall_steps"])
+    return [(wall.replace(d=d, k=k), dict(n=ns, embedding=["OH", "BN"], seed=p["seeds"])) for d, k in p["wall_cases"]]
+
+
+def _race(p) -> list:
+    base = training.TrainConfig(
+        d=p["tr_d"], k=p["tr_k"], n=p["tr_n"], loss="NE", tau=0.1, lr=0.01, batch=32, steps=p["tr_steps"],
+        plateau=False, val_tasks=p["tr_val"], eval_every=p["tr_every"], device="cpu",
+    )  # fmt: skip
+    return [(base, dict(embedding=["OH", "BN"], seed=p["tr_seeds"]))]
+
+
+_LIST = (
+    Sweep(
+        "fig10", "04_learning", "learning", "Figs. 2a and 10: temperature, embedding and regulariser",
+        lambda p: [(_base(p), dict(d=p["tau_ds"], tau=p["taus"], embedding=p["embeddings"], loss=p["losses"],
+                                   seed=p["seeds"]))],
+    ),
+    Sweep(
+        "fig17", "04_learning", "learning", "Fig. 17: wall-clock training, one run at a time",
+        lambda p: _wall(p, [p["wall_n"]]), stacked=False, stored=False,
+    ),
+    Sweep(
+        "cli", "04_learning", "learning", "the command-line demonstration",
+        lambda p: [(_base(p).replace(steps=p["cli_steps"]), dict(embedding=["OH", "BN"], seed=p["seeds"][:1]))],
+        stored=False,
+    ),
+    Sweep(
+        "fig14", "05_shapes", "learning", "Figs. 2b and 14: dimension",
+        lambda p: [(_shape(p), dict(d=p["ds"], tau=p["d_taus"], embedding=p["d_embeddings"], loss=p["losses"],
+                                    seed=p["seeds"]))],
+    ),
+    Sweep(
+        "fig11", "05_shapes", "learning", "Fig. 11: learning rate",
+        lambda p: [(_base(p).replace(steps=p["lr_steps"]), dict(d=p["lr_ds"], lr=p["lrs"], embedding=p["lr_embeddings"],
+                                                               loss=p["sub_losses"], seed=p["seeds"]))],
+    ),
+    Sweep(
+        "fig13", "05_shapes", "learning", "Fig. 13: points per task",
+        lambda p: [(_shape(p), dict(n=p["ns"], embedding=p["n_embeddings"], loss=p["sub_losses"], seed=p["n_seeds"]))],
+    ),
+    Sweep(
+        "fig15", "05_shapes", "learning", "Fig. 15: clusters per task",
+        lambda p: [(_shape(p).replace(d=d, tau=t), dict(k=p["ks"], embedding=p["embeddings"], loss=p["sub_losses"],
+                                                        seed=p["k_seeds"])) for d, t in p["k_cases"]],
+    ),
+    Sweep(
+        "families", "07_families", "families", "Figs. 4, 8 and 18: task families",
+        lambda p: [(_base(p), dict(family=p["families"], tau=p["taus"], embedding=p["embeddings"], loss=p["losses"],
+                                   seed=p["seeds"]))],
+    ),
+    Sweep("race", "09_lemmas", "lemmas", "Theorem 3.1's prediction: OH trains faster than BN", _race),
+)  # fmt: skip
+#: the registry: name -> :class:`Sweep`, in the order the chapters train them
+SWEEPS: dict[str, Sweep] = {s.name: s for s in _LIST}
+
+
+def get(name: str) -> Sweep:
+    """The sweep ``name``; a ValueError listing the registry otherwise."""
+    if name not in SWEEPS:
+        raise ValueError(f"name must be one of the book's sweeps {list(SWEEPS)}, got {name!r}")
+    return SWEEPS[name]
+
+
+def specs(name: str, scale: str | None = None) -> list:
+    """``[(base config, axes)]`` of the sweep ``name`` at ``scale`` (default: ``$LLOYD_SCALE``)."""
+    sweep = get(name)
+    return sweep.specs(book.params(sweep.settings, scale))
+
+
+def select(configs, **where) -> list:
+    """The configs whose fields equal ``where`` (field -> value, or a list of allowed values)."""
+    for field in where:
+        training.config.check_field_name(field)
+    allowed = {f: v if isinstance(v, (list, tuple)) else [v] for f, v in where.items()}
+    return [c for c in configs if all(getattr(c, f) in vs for f, vs in allowed.items())]
+
+
+def configs(name: str, scale: str | None = None, **where) -> list:
+    """Every config of the sweep ``name`` at ``scale``, in grid order (the last axis fastest), each once;
+    with ``where``, only those whose fields match (see :func:`select`)."""
+    out = [c for base, axes in specs(name, scale) for c in training.grid(base, **axes)]
+    return select(list(dict.fromkeys(out)), **where)
+
+
+def stored_configs(scale: str = "default") -> dict[str, list]:
+    """Sweep name -> its configs at ``scale``, for the sweeps the run store holds, each run listed under
+    every sweep that holds it."""
+    return {name: configs(name, scale) for name, s in SWEEPS.items() if s.stored}
+
+
+def runs(name: str, *, scale: str | None = None, progress: bool = False, **where) -> list:
+    """The runs of the sweep ``name`` (at ``scale``; with ``where``, those matching), in grid order: read from
+    the checkout's run store, else from the training cache, else trained now (in the settings' ``workers``
+    processes, stacked unless the sweep is not). Prints where they came from."""
+    sweep = get(name)
+    cfgs = configs(name, scale, **where)
+    if not cfgs:
+        raise ValueError(f"where={where} selects no run of the sweep {name!r}")
+    p = book.params(sweep.settings, scale)
+    store = results.store()
+    cache = results.use_cache()
+    in_store = 0 if store is None else sum(c in store for c in cfgs)
+    in_cache = sum(c not in (store or ()) and training.lookup(c, [cache]) is not None for c in cfgs)
+    t0 = time.time()
+    out = training.train_many(
+        cfgs,
+        cache_dir=cache,
+        stores=[] if store is None else [store.root],
+        workers=p.get("workers", 1),
+        stack=sweep.stacked,
+        progress=progress,
+    )
+    new = len(cfgs) - in_store - in_cache
+    print(
+        f"{name} ({sweep.figure}): {len(out)} runs, {in_store} from the run store, {in_cache} from the cache, "
+        f"{new} trained now ({time.time() - t0:.0f} s)"
+    )
+    return out
+
+
+#: the paper-scale sweeps in the order a GPU should train them: (label, registry sweep, fields it selects)
+_PAPER = (
+    ("Fig. 10a", "fig10", {"d": 4}),
+    ("Fig. 10b", "fig10", {"d": 32}),
+    ("Fig. 14", "fig14", {}),
+    ("Fig. 11", "fig11", {}),
+    ("Fig. 13", "fig13", {}),
+    ("Fig. 15", "fig15", {}),
+    ("Fig. 17", "fig17", {}),
+)
+
+
+def paper_sweeps(p=None) -> list[tuple[str, list, bool]]:
+    """The learning chapters' sweeps at the paper's settings ``p`` (default ``book.params("learning",
+    "paper")``), in the order a GPU should train them: ``(label, [(base config, axes)], unstacked)`` for
+    Figs. 10a, 10b, 14, 11, 13, 15 and 17 (whose GPU sweep spans the paper's :data:`WALL_NS`; it times
+    single runs, so it trains unstacked)."""
+    p = book.params("learning", "paper") if p is None else p
+    out = []
+    for label, name, where in _PAPER:
+        sweep = get(name)
+        if name == "fig17":
+            entries = _wall(p, WALL_NS)
+        else:
+            entries = [
+                (base.replace(**where), {f: v for f, v in axes.items() if f not in where})
+                for base, axes in sweep.specs(p)
+            ]
+        out.append((label, entries, not sweep.stacked))
+    return out
+
+
+def sweep_configs(specs) -> list:
+    """Every config of a sweep's ``[(base config, axes)]``, in order."""
+    return [c for base, axes in specs for c in training.grid(base, **axes)]
+
+
+def _value(v) -> str:
+    return f"{v:g}" if isinstance(v, float) else str(v)
+
+
+def sweep_commands(specs, unstacked: bool, cache: str) -> list[str]:
+    """The shell commands that train a sweep's ``[(base config, axes)]`` into the cache root ``cache``:
+    one ``python -m lloydlib train`` sweep per entry, or, ``unstacked``, shell loops of one-run command
+    lines (the command line stacks the runs it is given)."""
+    tail = f" --cache-dir {cache}"
+    if not unstacked:
+        return [training.command(b, **axes) + tail for b, axes in specs]
+    out = []
+    for b, axes in specs:
+        loops = "".join(f"for {f} in {' '.join(_value(v) for v in vs)}; do " for f, vs in axes.items())
+        opts = "".join(f" --{f.replace('_', '-')} ${f}" for f in axes)
+        out.append(loops + training.command(b) + opts + tail + "; done" * len(axes))
+    return out

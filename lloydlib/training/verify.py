@@ -1,0 +1,150 @@
+"""Stored runs checked against this code: re-train a sample for its first steps and compare, step by step.
+
+A stored run (:mod:`lloydlib.training.store`) is evidence only while this code still computes it. The
+fingerprint catches changed code; this module catches the rest (another torch, another machine, a
+change the fingerprint's module list misses): :func:`sample` picks runs that cover every shape of a
+sweep, :func:`retrain` trains each again for its first ``steps`` steps, eagerly, on the CPU, and compares
+the per-step training loss (Eq. 6) and the relative validation losses (Eq. 20) of the evaluations on the
+way with the stored ones. Runs are deterministic functions of their config (every draw is derived from
+the seed, :mod:`lloydlib.training.config`), so only rounding separates the two: the stored run was
+trained in a compiled stack of many runs, perhaps with other threads or on a GPU; the re-training is a
+stack of one. :func:`relative_difference` is the measure, and the tolerance is the caller's, measured
+(``python -m lloydbook.runs drift`` measures the book's).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+
+from .._validate import check_int, check_positive
+from .cache import Run
+from .config import TrainConfig
+from .stacked import train_stack
+
+__all__ = ["SHAPE_FIELDS", "RISE", "Check", "sample", "relative_difference", "stable_steps", "retrain"]
+
+#: the fields that make a run's shape for :func:`sample`: at least one run of each combination is drawn
+SHAPE_FIELDS = ("embedding", "loss", "d", "k", "n", "family")
+#: a step whose training loss is above RISE times the smallest before it ends the comparison there (see
+#: :func:`stable_steps`)
+RISE = 10.0
+
+
+@dataclass(frozen=True)
+class Check:
+    """One re-trained run against its stored self, over its first ``steps`` steps (fewer than it re-trained
+    when :func:`stable_steps` cuts the comparison short): ``first`` is the
+    :func:`relative_difference` of the step-1 training loss (the untrained model on the first batch: the
+    initial weights, the task draw, the forward pass and the loss, before any optimiser step); ``later``
+    the largest over the training losses of steps 2 to ``steps`` and the validation losses (Eq. 20) of
+    those steps, at ``where`` (e.g. ``"train loss, step 37"``). ``ok`` when both are within
+    ``tolerance`` (step 1, later) and the run ended the same way (``status``: stored, then now)."""
+
+    key: str
+    label: str
+    steps: int
+    first: float
+    later: float
+    where: str
+    tolerance: tuple[float, float]
+    status: tuple[str, str]
+
+    @property
+    def ok(self) -> bool:
+        return self.first <= self.tolerance[0] and self.later <= self.tolerance[1] and self.status[0] == self.status[1]
+
+
+def sample(configs, seed: int, *, fields=SHAPE_FIELDS, per_shape: int = 1) -> list[TrainConfig]:
+    """``per_shape`` configs drawn at random (numpy's generator at ``seed``) from each combination of
+    ``fields`` present in ``configs``, in the order of ``configs``."""
+    configs = list(configs)
+    for i, c in enumerate(configs):
+        if not isinstance(c, TrainConfig):
+            raise TypeError(f"configs[{i}] must be a TrainConfig, got {type(c).__name__}")
+    seed, per_shape = check_int("seed", seed, 0), check_int("per_shape", per_shape, 1)
+    shapes: dict[tuple, list[int]] = {}
+    for i, c in enumerate(configs):
+        shapes.setdefault(tuple(getattr(c, f) for f in fields), []).append(i)
+    rng = np.random.default_rng(seed)
+    picked = set()
+    for members in shapes.values():
+        picked.update(int(i) for i in rng.choice(members, size=min(per_shape, len(members)), replace=False))
+    return [configs[i] for i in sorted(picked)]
+
+
+def relative_difference(a, b) -> np.ndarray:
+    """``|a - b| / max(|b|, 1e-12)`` elementwise (``b`` the stored values); +inf where exactly one is
+    finite, 0 where both are the same non-finite value."""
+    a, b = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
+    if a.shape != b.shape:
+        raise ValueError(f"a and b must have one shape, got {a.shape} and {b.shape}")
+    with np.errstate(invalid="ignore", divide="ignore"):
+        out = np.abs(a - b) / np.maximum(np.abs(b), 1e-12)
+    same = (a == b) | (np.isnan(a) & np.isnan(b))
+    return np.where(same, 0.0, np.where(np.isfinite(out), out, np.inf))
+
+
+def stable_steps(losses) -> int:
+    """How many steps of the stored per-step ``losses`` a re-training can be compared on: all of them, or up
+    to and including the first step whose loss exceeds :data:`RISE` times the smallest loss before it.
+
+    Such a jump (a learning rate far too large, Fig. 11's 1.0: the loss goes from 36 to 5e4 in one step)
+    makes training chaotic: a rounding difference of 1e-7 at that step becomes an O(1) difference a few
+    steps later, whatever the code. Up to the jump the two runs must still agree."""
+    losses = np.asarray(losses, dtype=np.float64)
+    for t in range(1, len(losses)):
+        if np.isfinite(losses[t]) and losses[t] > RISE * np.min(losses[:t]):
+            return t + 1
+    return len(losses)
+
+
+def _compare(stored: Run, new: Run, steps: int, tolerance: tuple[float, float]) -> Check:
+    n = min(steps, len(stored.train_losses), len(new.train_losses))
+    n = stable_steps(stored.train_losses[:n])
+    train = relative_difference(new.train_losses[:n], stored.train_losses[:n])
+    s_steps, n_steps = np.asarray(stored.history["step"]), np.asarray(new.history["step"])
+    rows = [i for i, s in enumerate(s_steps) if 0 < s <= n and i < len(n_steps) and n_steps[i] == s]
+    val = relative_difference(np.asarray(new.history["val_rel_loss"])[rows], stored.history["val_rel_loss"][rows])
+    first = float(train[0]) if n else 0.0
+    later, where = 0.0, "-"
+    if n > 1 and float(train[1:].max()) > later:
+        later, where = float(train[1:].max()), f"train loss, step {int(train[1:].argmax()) + 2}"
+    if val.size and float(val.max()) > later:
+        later, where = float(val.max()), f"validation loss (Eq. 20), step {int(s_steps[rows[int(val.argmax())]])}"
+    diverged_at = stored.info.get("diverged_at")
+    early = stored.status == "diverged" and diverged_at is not None and diverged_at <= steps
+    status = ("diverged" if early else "done", new.status)
+    return Check(stored.key, stored.config.label(), n, first, later, where, tolerance, status)
+
+
+def retrain(runs, steps: int, *, tolerance, threads: int | None = None) -> list[Check]:
+    """Re-train every stored run of ``runs`` for its first ``steps`` steps (each a stack of one, eagerly, on
+    the CPU, with ``threads`` torch threads; default: as set) and compare it with the stored run.
+
+    ``tolerance`` is the pair (step 1, later steps) of largest relative differences allowed (see
+    :class:`Check`). Returns one :class:`Check` per run, in order. A run that diverged within ``steps`` must diverge at the
+    same step again.
+    """
+    runs = list(runs)
+    for i, r in enumerate(runs):
+        if not isinstance(r, Run):
+            raise TypeError(f"runs[{i}] must be a Run, got {type(r).__name__}")
+    steps = check_int("steps", steps, 1)
+    if not isinstance(tolerance, (tuple, list)) or len(tolerance) != 2:
+        raise TypeError(f"tolerance must be a pair (step 1, later steps) of positive numbers, got {tolerance!r}")
+    tolerance = (check_positive("tolerance[0]", tolerance[0]), check_positive("tolerance[1]", tolerance[1]))
+    before = torch.get_num_threads()
+    if threads is not None:
+        torch.set_num_threads(check_int("threads", threads, 1))
+    try:
+        out = []
+        for r in runs:
+            short = r.config.replace(steps=min(steps, r.config.steps), device="cpu")
+            (new,) = train_stack([short], cache_dir=None, write=False, compile=False)
+            out.append(_compare(r, new, short.steps, tolerance))
+        return out
+    finally:
+        torch.set_num_threads(before)

@@ -1,0 +1,179 @@
+"""lloydbook.paper_scale.clusters: what an unstable run is, and Figure 15 decided on (here: made-up)
+paper-scale GPU runs."""
+
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+
+from lloydbook import claims, paper_scale
+from lloydbook.paper_scale import clusters
+
+STEPS = np.arange(11) * 10
+EMBS, LOSSES = ("OH", "BN", "NA"), ("NE", "L2")
+
+
+def run(val, seed, *, train=None, ms=1.0, status="done", config=None):
+    """A made-up run: ``val`` the relative validation loss at STEPS (seeds differ a little), ``ms`` per step."""
+    val = np.asarray(val, dtype=float) + 1e-3 * np.sin(seed + np.arange(len(val)))
+    train = 10 * val if train is None else np.asarray(train, dtype=float)
+    history = {"step": STEPS, "val_rel_loss": val, "train_loss": train, "wall_time": STEPS * ms / 1000}
+    config = config or SimpleNamespace(seed=seed, clip=None)
+    return SimpleNamespace(history=history, status=status, info={}, config=config, train_losses=np.ones(100))
+
+
+def falls(scale, end=0.9):
+    return end + 0.6 * np.exp(-STEPS / scale)
+
+
+def drop_one(G):
+    key = next(iter(G))
+    return {**G, key: G[key][:-1]}
+
+
+def verdicts(ids):
+    rows = {c.id: c for c in claims.claims()}
+    return [rows[i].verdict for i in ids]
+
+
+# ----------------------------------------------------------------------------------------- unstable
+def test_unstable_reads_status_and_history():
+    assert paper_scale.unstable(run(falls(20), 0, status="diverged"))
+    assert paper_scale.unstable(run(np.r_[falls(20)[:5], 3.0, falls(20)[6:]], 0))  # a finite blow-up
+    assert paper_scale.unstable(run(np.r_[falls(20)[:10], np.nan], 0))
+    assert not paper_scale.unstable(run(np.r_[1.5, np.tile([1.2, 1.5], 5)], 0))  # noisy (Fig. 11), not unstable
+
+
+def test_unstable_reads_the_training_loss_and_the_rise_threshold():
+    train = 10 * falls(20)
+    train[7] = np.inf
+    assert paper_scale.unstable(run(falls(20), 0, train=train))  # only the training loss blew up
+    early = 10 * falls(20)
+    early[0] = np.nan  # step 0 (one untrained batch) does not count
+    assert not paper_scale.unstable(run(falls(20), 0, train=early))
+    jump = np.r_[falls(20)[:5], falls(20)[4] + 0.5, falls(20)[6:]]  # a rise of 0.5
+    assert not paper_scale.unstable(run(jump, 0)) and clusters.UNSTABLE_RISE == 1.0
+    assert paper_scale.unstable(run(jump, 0), rise=0.4)
+    assert not paper_scale.unstable(run(jump, 0), rise=0.6)
+
+
+def test_the_papers_constants():
+    assert clusters.SMALL_D == 4 and clusters.BN_NA_CASE == (4, 0.1) and clusters.UNSTABLE_AT == (32, 25)
+    assert clusters.K_TOL == 0.05 and clusters.UNSTABLE_RISE == 1.0
+
+
+# ----------------------------------------------------------------------------------------- Fig. 15
+CASES, KS = ((4, 1.0), (4, 0.1), (32, 1.0), (32, 0.1)), (6, 10, 16, 25)
+
+
+def fig15_grid(oh_unstable=(0, 1, 2)):
+    """BN worse with k at d=4 (below NA at k=25), OH flat; OH seeds ``oh_unstable`` unstable at d=32, k=25,
+    tau=0.1, L2 (diverged, or a finite blow-up for seed 1)."""
+
+    def one(d, t, k, e, l, s):
+        if e == "NA":
+            return run(np.full(11, 1.1), s)
+        if e == "BN":
+            return run(falls(20, 0.9 + (0.03 * (k - 6) if d == 4 else 0)), s)
+        if (d, t, k, l) == (32, 0.1, 25, "L2") and s in oh_unstable:
+            if s == 1:
+                return run(np.r_[falls(20)[:5], 3.0, falls(20)[6:]], s)  # jumps by about 2, then recovers
+            return run(np.r_[falls(20)[:6], np.full(5, np.inf)], s, status="diverged")
+        return run(falls(20), s)
+
+    return {
+        (d, t, k, e, l): [one(d, t, k, e, l, s) for s in range(10)]
+        for d, t in CASES
+        for k in KS
+        for e in EMBS
+        for l in LOSSES
+    }
+
+
+def fig15(G, **kw):
+    args = dict(cases=CASES, ks=KS, embeddings=EMBS, losses=LOSSES, seeds=10, machine="h200")
+    return paper_scale.fig15_claims(G, **{**args, **kw})
+
+
+def test_fig15_bn_degrades_oh_flat_and_three_oh_runs_unstable(chapter):
+    ids = fig15(fig15_grid())
+    assert ids == [
+        "learning-k-bn-degrades-gpu-h200",
+        "learning-k-oh-insensitive-gpu-h200",
+        "learning-k-bn-below-na-gpu-h200",
+        "learning-k-oh-unstable-gpu-h200",
+    ]
+    assert verdicts(ids) == ["reproduced"] * 4
+    rows = claims.claims()
+    assert "d=4, tau=1" in rows[0].ours and "d=4, tau=0.1" in rows[0].ours and "d=32" not in rows[0].ours
+    assert "OH unstable in 3 of 40 runs" in rows[3].ours and "BN unstable in 0 of 40" in rows[3].ours
+
+
+@pytest.mark.parametrize("oh_unstable", [(), tuple(range(6))], ids=["none", "most"])
+def test_fig15_instability_that_no_rerun_would_call_the_papers_fails(chapter, oh_unstable):
+    with pytest.raises(AssertionError, match="learning-k-oh-unstable-gpu-h200"):
+        fig15(fig15_grid(oh_unstable))
+
+
+def test_fig15_partial_and_bn_not_degrading(chapter):
+    assert fig15(drop_one(fig15_grid())) == [] and claims.claims() == []
+    G = fig15_grid()
+    for key in G:
+        if key[3] == "BN":  # flat in k: no degradation
+            G[key] = [run(falls(20), s) for s in range(10)]
+    with pytest.raises(AssertionError, match="learning-k-bn-degrades-gpu-h200"):
+        fig15(G)
+
+
+def test_fig15_refuses_clipped_runs_for_the_instability(chapter):
+    G = fig15_grid()
+    G[(32, 1.0, 25, "BN", "NE")] = [run(falls(20), s, config=SimpleNamespace(seed=s, clip=1.0)) for s in range(10)]
+    with pytest.raises(ValueError, match="without gradient clipping"):
+        fig15(G)
+
+
+def test_fig15_records_only_the_statements_of_the_panels_given(chapter):
+    G = fig15_grid()
+    assert fig15(G, cases=[(32, 1.0)], ks=(6, 10)) == ["learning-k-oh-insensitive-gpu-h200"]  # no k=25, no d=4
+    claims.start("learning")  # the same id with another statement is a new claim
+    assert fig15(G, cases=[[4, 1.0]], embeddings=("OH", "BN")) == [  # a case given as a list; no NA
+        "learning-k-bn-degrades-gpu-h200",
+        "learning-k-oh-insensitive-gpu-h200",
+    ]
+
+
+def test_fig15_oh_with_too_few_stable_runs_is_not_insensitive(chapter):
+    G = fig15_grid(oh_unstable=())
+    G[(4, 1.0, 10, "OH", "L2")] = [run(falls(20), s, status="diverged") for s in range(10)]
+    with pytest.raises(AssertionError, match="learning-k-oh-insensitive-gpu-h200"):
+        fig15(G, cases=[(4, 1.0)])
+    with pytest.raises(ValueError, match="ks must hold at least 2 values"):
+        fig15(G, ks=(6,))
+    with pytest.raises(ValueError, match=r"losses must include \['L2'\]"):
+        fig15(G, losses=("NE",))
+
+
+def test_fig15_oh_beyond_the_tolerance_at_a_large_k_is_not_insensitive(chapter):
+    G = fig15_grid()
+    for key in G:
+        if key[2] == 25 and key[3] == "OH" and key[:2] != (32, 0.1):  # OH's median 0.1 higher at k=25
+            G[key] = [run(falls(20, 0.9 + 2 * clusters.K_TOL), s) for s in range(10)]
+    with pytest.raises(AssertionError, match="learning-k-oh-insensitive-gpu-h200"):
+        fig15(G, cases=[(4, 1.0)])
+    claims.start("learning")
+    G = fig15_grid()
+    for key in G:
+        if key[2] == 25 and key[3] == "OH" and key[:2] == (4, 1.0):  # 0.02 higher: within the tolerance
+            G[key] = [run(falls(20, 0.9 + 0.4 * clusters.K_TOL), s) for s in range(10)]
+    assert fig15(G, cases=[(4, 1.0)])[1] == "learning-k-oh-insensitive-gpu-h200"
+    assert verdicts(["learning-k-oh-insensitive-gpu-h200"]) == ["reproduced"]
+
+
+def test_bad_seeds_and_machine_fail_before_the_sweep_is_read(chapter):
+    with pytest.raises(ValueError, match="seeds must be >= 1, got 0"):
+        fig15({}, seeds=0)
+    with pytest.raises(TypeError, match="seeds must be an integer"):
+        fig15({}, seeds=2.5)
+    with pytest.raises(ValueError, match="machine must name the GPU machine"):
+        fig15({}, machine="(-)")
+    assert fig15({}) == [] and claims.claims() == []  # an empty sweep is partial

@@ -1,0 +1,113 @@
+"""lloydbook.paper_scale.sweeps: the paper-scale sweeps of lloydbook.sweeps.paper_sweeps judged by name
+on (here: made-up) runs with the sweeps' real configs."""
+
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+
+from lloydbook import book, claims, paper_scale
+from lloydbook.paper_scale import sweeps
+from lloydbook.sweeps import paper_sweeps, sweep_configs
+
+STEPS = np.arange(11) * 10
+
+
+def run(val, seed, *, train=None, ms=1.0, status="done", config=None):
+    """A made-up run: ``val`` the relative validation loss at STEPS (seeds differ a little), ``ms`` per step."""
+    val = np.asarray(val, dtype=float) + 1e-3 * np.sin(seed + np.arange(len(val)))
+    train = 10 * val if train is None else np.asarray(train, dtype=float)
+    history = {"step": STEPS, "val_rel_loss": val, "train_loss": train, "wall_time": STEPS * ms / 1000}
+    config = config or SimpleNamespace(seed=seed, clip=None)
+    return SimpleNamespace(history=history, status=status, info={}, config=config, train_losses=np.ones(100))
+
+
+def falls(scale, end=0.9):
+    return end + 0.6 * np.exp(-STEPS / scale)
+
+
+PAPER = book.params("learning", "paper")
+SWEEPS = {name: specs for name, specs, _ in paper_sweeps(PAPER)}
+
+
+def recorded(name, curve):
+    """Made-up runs with the real configs of the paper-scale sweep ``name``, ``curve(config)`` giving each run."""
+    return [curve(c) for c in sweep_configs(SWEEPS[name])]
+
+
+def wall_run(c):
+    slow = c.embedding == "BN" and c.d == 16
+    ms = {16: 0.9, 32: 0.5}[c.d] if c.embedding == "BN" else 1.0
+    return run(falls(60 if slow else 20), c.seed, ms=ms, config=c)
+
+
+def test_fields_are_the_sweeps_and_their_configs_fields():
+    assert list(sweeps.FIELDS) == list(SWEEPS)  # every paper-scale sweep, in the order a GPU trains them
+    for name, fields in sweeps.FIELDS.items():
+        configs = sweep_configs(SWEEPS[name])
+        assert all(hasattr(configs[0], f) for f in fields), name
+        keys = {tuple(getattr(c, f) for f in fields) for c in configs}
+        seeds = {len(c) for c in [[c for c in configs if tuple(getattr(c, f) for f in fields) == k] for k in keys]}
+        assert seeds == {10}, name  # the fields tell the settings apart; what is left is the seed
+
+
+def test_judge_decides_a_paper_scale_sweep_by_its_name(chapter):
+    ids = paper_scale.judge("Fig. 17", recorded("Fig. 17", wall_run), PAPER, "H200")
+    assert ids == ["learning-wallclock-bn-slower-gpu-h200", "learning-wallclock-bn-initially-faster-gpu-h200"]
+    assert paper_scale.judge("Fig. 17", recorded("Fig. 17", wall_run)[1:], PAPER, "H200") == []
+    with pytest.raises(ValueError, match="name must be one of the paper-scale sweeps"):
+        paper_scale.judge("Fig. 99", [], PAPER, "H200")
+
+
+def test_judge_checks_the_machine_even_without_runs(chapter):
+    with pytest.raises(ValueError, match="machine must name the GPU machine"):
+        paper_scale.judge("Fig. 13", [], PAPER, "()")
+    assert paper_scale.judge("Fig. 13", iter([]), PAPER, "h200") == []  # any iterable of runs
+
+
+def test_judge_line_says_what_was_judged_for_every_sweep(chapter):
+    runs = recorded("Fig. 17", wall_run)
+    partial = paper_scale.judge_line("Fig. 17", runs[:-1], PAPER, "h200")
+    assert partial == f"h200, Fig. 17: partial ({len(runs) - 1} of {len(runs)} runs): shown, not judged"
+    assert claims.claims() == []
+    assert paper_scale.judge_line("Fig. 13", [], PAPER, "h200") == "h200, Fig. 13: not recorded"
+    line = paper_scale.judge_line("Fig. 17", runs, PAPER, "h200")
+    assert line.startswith("h200, Fig. 17: judged at paper scale: learning-wallclock-bn-slower-gpu-h200, ")
+
+
+def test_wall_panels_are_one_column_per_case_and_n():
+    cols, titles = paper_scale.wall_panels(recorded("Fig. 17", wall_run))
+    assert titles[0] == "d=16, k=16, n=256" and len(cols) == 6 and set(cols[0]) == {("OH", "L2"), ("BN", "L2")}
+
+
+def test_wall_panels_keep_the_order_runs_came_in_and_what_is_missing():
+    runs = recorded("Fig. 17", wall_run)
+    only_bn_32 = [r for r in runs if r.config.d == 32 and r.config.embedding == "BN" and r.config.n == 512]
+    cols, titles = paper_scale.wall_panels(only_bn_32 + [r for r in runs if r.config.d == 16 and r.config.n == 256])
+    assert titles == ["d=32, k=25, n=512", "d=16, k=16, n=256"]
+    assert set(cols[0]) == {("BN", "L2")} and [r.config.seed for r in cols[0][("BN", "L2")]] == PAPER["seeds"]
+    assert paper_scale.wall_panels([]) == ([], [])
+
+
+FIRST = {
+    "Fig. 10a": "learning-tau01-beats-lloyd-d4-gpu-h200",
+    "Fig. 10b": "learning-tau01-beats-lloyd-d32-gpu-h200",
+    "Fig. 14": "learning-d-oh-bn-gap-shrinks-gpu-h200",
+    "Fig. 11": "learning-lr-small-monotone-slow-gpu-h200",
+    "Fig. 13": "learning-n-little-difference-gpu-h200",
+    "Fig. 15": "learning-k-bn-degrades-gpu-h200",
+    "Fig. 17": "learning-wallclock-bn-slower-gpu-h200",
+}
+
+
+@pytest.mark.parametrize("name", list(FIRST))
+def test_every_paper_sweep_reaches_its_claims(chapter, name):
+    """The paper's own sweeps, with flat made-up curves: partial, nothing; complete, the figure's first claim
+    is decided (flat curves contradict most statements, so its check fails; Fig. 13's holds)."""
+    runs = recorded(name, lambda c: run(np.full(11, 0.95), c.seed, config=c))
+    assert paper_scale.judge(name, runs[:-1], PAPER, "h200") == []
+    try:
+        first = paper_scale.judge(name, runs, PAPER, "h200")[0]
+    except AssertionError as e:
+        first = str(e).split("'")[1]
+    assert first == FIRST[name]

@@ -1,0 +1,108 @@
+"""lloydbook.runs: the run store is this code's and complete; damage, stale code and bad runs are named."""
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from lloydbook import results, runs, sweeps
+from lloydlib import training
+
+ROOT = Path(__file__).resolve().parents[2]
+VENV = Path(sys.prefix)
+
+
+def test_the_checkout_store_is_this_codes_this_torchs_and_complete():
+    """``make test`` runs ``python -m lloydbook.runs check`` first; this is the same check, in the suite."""
+    assert runs.check() == []
+    store = results.store()
+    assert store.size_bytes() < 50e6  # the issue's budget for a committed store
+    assert len(store) == len({c.key() for cfgs in sweeps.stored_configs("default").values() for c in cfgs})
+
+
+@pytest.fixture
+def copy(tmp_path):
+    """A copy of the checkout (sources, chapters, run store), without its virtual environment or builds."""
+    dst = tmp_path / "checkout"
+    skip = shutil.ignore_patterns(".venv", "_build", ".git", ".lloydlib-cache", "__pycache__", "*.egg-info", ".lock")
+    shutil.copytree(ROOT, dst, ignore=skip)
+    return dst
+
+
+@pytest.mark.skipif(shutil.which("make") is None, reason="needs make")
+def test_make_test_fails_when_the_training_code_changed_since_the_store_was_written(copy):
+    """One changed line of the loss (Eq. 6) in a copy: ``make test`` stops at the store check, naming the
+    module and the command that rebuilds the store."""
+    losses = copy / "lloydlib" / "losses.py"
+    text = losses.read_text()
+    old = "    P = regularized_argmax(-r / tau, regularizer, dim=2)\n"
+    assert text.count(old) == 1
+    losses.write_text(text.replace(old, "    P = regularized_argmax(-r / (2 * tau), regularizer, dim=2)\n"))
+    env = dict(os.environ, PYTHONPATH=str(copy), OMP_NUM_THREADS="1")
+    env.pop("LLOYD_STORE", None)
+    done = subprocess.run(
+        ["make", "-o", f"{VENV}/.installed", "test", f"VENV={VENV}"],
+        cwd=copy,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    out = done.stdout + done.stderr
+    assert done.returncode != 0, out[-3000:]
+    assert "== test 2/6" in out and "== test 3/6" not in out, out[-3000:]
+    assert "lloydlib/losses.py changed" in out and "rebuild the store with: make runs" in out, out[-3000:]
+
+
+def test_a_damaged_store_file_is_named_with_the_rebuild_command(copy, monkeypatch, capsys):
+    store = copy / "results" / "runs"
+    (victim, *_) = sorted(store.glob("*.npz"))
+    victim.write_bytes(victim.read_bytes()[: victim.stat().st_size // 2])  # truncated
+    monkeypatch.setenv("LLOYD_STORE", str(store))
+    assert runs.main(["check"]) == 1
+    err = capsys.readouterr().err
+    assert str(victim) in err and "make runs" in err and "Traceback" not in err
+
+
+@pytest.fixture
+def tiny_store(tmp_path, monkeypatch):
+    """A store of four tiny runs of two shapes, made the checkout's through $LLOYD_STORE."""
+    base = training.TrainConfig(d=2, k=3, n=12, steps=20, batch=4, val_tasks=8, eval_every=5, device="cpu")
+    cfgs = [base.replace(embedding=e, seed=s) for e in ("OH", "BN") for s in (0, 1)]
+    trained = training.train_many(cfgs, cache_dir=tmp_path / "c", progress=False)
+    monkeypatch.setenv("LLOYD_STORE", str(tmp_path / "store"))
+    monkeypatch.setattr(runs, "STEPS", 10)
+    monkeypatch.setattr(runs, "PER_SHAPE", 1)
+    return trained
+
+
+def test_verify_passes_on_this_codes_runs_and_names_a_run_that_is_not(tiny_store, capsys):
+    training.write_store(results.store_dir(), {"tiny": tiny_store}, rebuild="make runs")
+    assert runs.main(["verify", "--seed", "3"]) == 0
+    out = capsys.readouterr().out
+    assert "verification: seed 3 (replay: python -m lloydbook.runs verify --seed 3); 2 runs" in out
+    assert "largest step-1 difference" in out and "against 1e-05" in out
+    bad = tiny_store[0]
+    bad.train_losses = bad.train_losses * 1.02  # a run this code does not train
+    training.write_store(results.store_dir(), {"tiny": tiny_store}, rebuild="make runs")
+    for seed in range(20):  # a seed whose sample holds the OH run of seed 0
+        picked = [r for r, _, _ in runs.sample(seed)]
+        if any(r.key == bad.key for r in picked):
+            break
+    assert runs.main(["verify", "--seed", str(seed)]) == 1
+    err = capsys.readouterr().err
+    assert f"verification FAILED: {bad.config.label()} (key {bad.key})" in err and "make runs" in err
+
+
+def test_check_names_a_missing_store_and_an_incomplete_one(tiny_store, tmp_path, monkeypatch):
+    monkeypatch.setenv("LLOYD_STORE", str(tmp_path / "nowhere"))
+    (problem,) = runs.check()
+    assert "no run store" in problem and "make runs" in problem
+    monkeypatch.setenv("LLOYD_STORE", str(tmp_path / "store"))
+    training.write_store(tmp_path / "store", {"tiny": tiny_store}, rebuild="make runs")
+    problems = runs.check()
+    assert any("incomplete at LLOYD_SCALE=ci" in p and "runs of fig10" in p for p in problems)
+    assert any("runs no stored sweep lists" in p for p in problems)

@@ -1,0 +1,132 @@
+"""lloydbook.sweeps: the book's runs listed once; no chapter trains anything else."""
+
+import ast
+import json
+from pathlib import Path
+
+import pytest
+
+from lloydbook import book, sweeps
+from lloydlib import training
+
+ROOT = Path(__file__).resolve().parents[2]
+NOTEBOOKS = sorted((ROOT / "book").glob("*.ipynb"))
+#: the calls that train or look runs up; a chapter gets its runs from lloydbook.sweeps.runs only
+TRAINING_CALLS = {"train", "train_many", "train_stack", "train_grid", "race_configs", "grid"}
+
+
+def code(path: Path) -> str:
+    nb = json.loads(path.read_text())
+    lines = []
+    for c in nb["cells"]:
+        if c["cell_type"] == "code":
+            src = "".join(c["source"])
+            lines += [ln for ln in src.splitlines() if not ln.lstrip().startswith(("%", "!"))]
+    return "\n".join(lines)
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.name for p in NOTEBOOKS])
+def test_no_chapter_trains_a_config_the_registry_lacks(path):
+    """A chapter names its runs (``sweeps.runs(name)``, ``sweeps.configs(name)``); it never calls a training
+    function or builds a grid itself, so every run it trains or reads is a config of the registry."""
+    calls = []
+    for node in ast.walk(ast.parse(code(path))):
+        if isinstance(node, ast.Call):
+            f = node.func
+            name = f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else None
+            owner = f.value.id if isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name) else None
+            if name in TRAINING_CALLS and owner not in ("bench", "lemmas", "L"):
+                calls.append(ast.unparse(node)[:80])
+    assert not calls, f"{path.name} trains or builds runs outside lloydbook.sweeps: {calls}"
+
+
+def test_every_sweep_a_chapter_names_is_registered_and_every_stored_sweep_is_read():
+    named = {}
+    for path in NOTEBOOKS:
+        for node in ast.walk(ast.parse(code(path))):
+            if (
+                isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Attribute)
+                and isinstance(node.func.value, ast.Name)
+                and node.func.value.id == "sweeps"
+                and node.func.attr in ("runs", "configs", "specs")
+            ):
+                (arg, *_) = node.args
+                named.setdefault(arg.value, set()).add(path.stem)
+    assert set(named) <= set(sweeps.SWEEPS), set(named) - set(sweeps.SWEEPS)
+    for name, s in sweeps.SWEEPS.items():
+        assert s.chapter in named.get(name, set()), f"sweep {name} is not read by its chapter {s.chapter}"
+
+
+def test_the_store_holds_the_ci_runs_too():
+    """The stored sweeps at ci are the default runs (no smaller setting decides their claims)."""
+    for name, cfgs in sweeps.stored_configs("ci").items():
+        assert set(cfgs) <= set(sweeps.stored_configs("default")[name]), name
+
+
+def test_configs_select_and_errors():
+    p = book.params("learning", "default")
+    all10 = sweeps.configs("fig10", "default")
+    assert len(all10) == len(p.tau_ds) * len(p.taus) * len(p.embeddings) * len(p.losses) * len(p.seeds)
+    some = sweeps.configs("fig10", "default", tau=min(p.taus), embedding=["OH", "BN"])
+    assert some and all(c.tau == min(p.taus) and c.embedding in ("OH", "BN") for c in some)
+    with pytest.raises(ValueError, match="fig99"):
+        sweeps.get("fig99")
+    with pytest.raises(TypeError, match="no field 'colour'"):
+        sweeps.configs("fig10", "default", colour="red")
+    with pytest.raises(ValueError, match="selects no run"):
+        sweeps.runs("fig10", scale="default", seed=10**6)
+
+
+def test_the_race_is_one_stack_per_embedding_on_the_cpu():
+    p = book.params("lemmas", "default")
+    race = sweeps.configs("race", "default")
+    assert [(c.embedding, c.seed) for c in race] == [(e, s) for e in ("OH", "BN") for s in p.tr_seeds]
+    assert {(c.d, c.k, c.n, c.steps, c.loss, c.plateau, c.device) for c in race} == {
+        (p.tr_d, p.tr_k, p.tr_n, p.tr_steps, "NE", False, "cpu")
+    }
+
+
+def test_paper_sweeps_in_priority_order_with_their_seeds():
+    p = book.params("learning", "paper")
+    out = sweeps.paper_sweeps(p)
+    assert [name for name, _, _ in out] == [
+        "Fig. 10a",
+        "Fig. 10b",
+        "Fig. 14",
+        "Fig. 11",
+        "Fig. 13",
+        "Fig. 15",
+        "Fig. 17",
+    ]
+    by = {name: (specs, unstacked) for name, specs, unstacked in out}
+    assert {c.d for c in sweeps.sweep_configs(by["Fig. 10a"][0])} == {4}
+    assert {c.d for c in sweeps.sweep_configs(by["Fig. 10b"][0])} == {32}
+    assert by["Fig. 10b"][0][0][0].d == 32  # the base carries the selected d (paper_scale.sweeps reads it)
+    assert {c.seed for c in sweeps.sweep_configs(by["Fig. 13"][0])} == set(p["n_seeds"])
+    assert {c.n for c in sweeps.sweep_configs(by["Fig. 17"][0])} == set(sweeps.WALL_NS) and by["Fig. 17"][1]
+    (loop, *_) = sweeps.sweep_commands(*by["Fig. 17"], "out")
+    assert loop.startswith("for n in 256 512 1024; do ") and loop.endswith("--cache-dir out; done; done; done")
+    (cmd,) = sweeps.sweep_commands(*by["Fig. 10a"], "out")
+    assert cmd.startswith("python -m lloydlib train") and "--tau 1 0.25 0.14 0.1" in cmd
+    # every paper sweep is the registry's sweep at the paper's settings (Fig. 17's over the paper's n)
+    for label, name in (("Fig. 14", "fig14"), ("Fig. 11", "fig11"), ("Fig. 13", "fig13"), ("Fig. 15", "fig15")):
+        assert set(sweeps.sweep_configs(by[label][0])) == set(sweeps.configs(name, "paper"))
+    both = sweeps.sweep_configs(by["Fig. 10a"][0] + by["Fig. 10b"][0])
+    assert set(both) == set(sweeps.configs("fig10", "paper"))
+
+
+def test_runs_reads_the_store_and_trains_only_what_is_missing(tmp_path, monkeypatch, capsys):
+    """With a store holding one of two runs, the other trains into the cache; asked again, nothing trains."""
+    base = training.TrainConfig(d=2, k=2, n=6, steps=2, batch=2, val_tasks=2, eval_every=1, plateau=False, device="cpu")
+    tiny = sweeps.Sweep("tiny", "04_learning", "learning", "a test", lambda p: [(base, dict(seed=[0, 1]))])
+    monkeypatch.setitem(sweeps.SWEEPS, "tiny", tiny)
+    (first,) = training.train_many([base], cache_dir=tmp_path / "c0", progress=False)
+    training.write_store(tmp_path / "store", {"tiny": [first]}, rebuild="make runs")
+    monkeypatch.setenv("LLOYD_STORE", str(tmp_path / "store"))
+    monkeypatch.setenv("LLOYD_CACHE", str(tmp_path / "cache"))
+    runs = sweeps.runs("tiny")
+    assert [r.config.seed for r in runs] == [0, 1] and runs[0].info["store"] == str(tmp_path / "store")
+    assert "2 runs, 1 from the run store, 0 from the cache, 1 trained now" in capsys.readouterr().out
+    sweeps.runs("tiny")
+    assert "2 runs, 1 from the run store, 1 from the cache, 0 trained now" in capsys.readouterr().out

@@ -1,0 +1,49 @@
+"""lloydlib.training.verify: stored runs re-trained for their first steps and compared."""
+
+import numpy as np
+import pytest
+
+from lloydlib import training
+from lloydlib.training import TrainConfig, verify
+
+
+@pytest.fixture(scope="module")
+def stored(tmp_path_factory):
+    tiny = dict(d=2, k=3, n=12, steps=20, batch=4, val_tasks=8, eval_every=5, device="cpu")
+    configs = [TrainConfig(**tiny, seed=s, embedding=e) for e in ("OH", "BN") for s in (0, 1)]
+    return training.train_many(configs, cache_dir=tmp_path_factory.mktemp("c"), progress=False)
+
+
+def test_sample_takes_runs_of_every_shape_from_its_seed():
+    configs = [TrainConfig(d=d, embedding=e, seed=s) for d in (2, 4) for e in ("OH", "BN") for s in range(5)]
+    a = verify.sample(configs, 3)
+    assert len(a) == 4 and {(c.d, c.embedding) for c in a} == {(2, "OH"), (2, "BN"), (4, "OH"), (4, "BN")}
+    assert a == verify.sample(configs, 3) and len(verify.sample(configs, 3, per_shape=2)) == 8
+    assert any(verify.sample(configs, s) != a for s in range(4, 10))  # the seed draws
+    with pytest.raises(TypeError, match=r"configs\[0\]"):
+        verify.sample(["x"], 0)
+    with pytest.raises(ValueError, match="per_shape"):
+        verify.sample(configs, 0, per_shape=0)
+
+
+def test_relative_difference():
+    d = verify.relative_difference([1.0, 2.0, np.inf, np.nan, 0.0], [1.0, 2.2, np.inf, np.nan, 1.0])
+    assert d.tolist() == pytest.approx([0.0, 0.2 / 2.2, 0.0, 0.0, 1.0])
+    assert verify.relative_difference([np.nan], [1.0]).tolist() == [np.inf]
+    with pytest.raises(ValueError, match="one shape"):
+        verify.relative_difference([1.0], [1.0, 2.0])
+
+
+def test_a_run_retrains_to_itself_and_a_changed_one_is_caught(stored):
+    checks = verify.retrain(stored, 10, tolerance=(1e-5, 1e-2), threads=1)
+    assert all(c.ok and c.steps == 10 for c in checks), checks
+    assert max(c.first for c in checks) <= 1e-6
+    edited = stored[0]
+    edited.train_losses = edited.train_losses.copy()
+    edited.train_losses[4] *= 1.05
+    (bad,) = verify.retrain([edited], 10, tolerance=(1e-5, 1e-2))
+    assert not bad.ok and bad.where == "train loss, step 5" and bad.later == pytest.approx(0.05 / 1.05, rel=1e-3)
+    with pytest.raises(TypeError, match="tolerance"):
+        verify.retrain(stored, 5, tolerance=1e-3)
+    with pytest.raises(ValueError, match="steps"):
+        verify.retrain(stored, 0, tolerance=(1e-5, 1e-2))
