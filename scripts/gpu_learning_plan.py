@@ -28,7 +28,8 @@ from lloydlib import training
 from lloydlib.training.sweep import plan
 
 STEP_SECONDS = 0.0094  # one run's training step on an H200 at n=512 (launch-bound)
-STACK_RUNS = 64  # a stack of up to this many runs costs about one run
+STACK_RUNS = 64  # a stack of up to this many runs costs about one run (an assumption: not yet measured on a GPU)
+GPU_BYTES = 139 * 2**30  # an H200's memory: the plan sizes the stacks by it (lloydlib.training.sweep.stack_limit)
 
 
 def t_step(n: int) -> float:
@@ -44,7 +45,7 @@ def parts(params: dict | None = None) -> list[tuple[str, list[training.TrainConf
 
 def estimate_seconds(configs, unstacked: bool = False) -> float:
     """Estimated GPU seconds to train ``configs`` (see the module's time model)."""
-    stacks = [[c] for c in configs] if unstacked else plan(list(configs), workers=1)
+    stacks = [[c] for c in configs] if unstacked else plan(list(configs), workers=1, memory_bytes=GPU_BYTES)
     return sum(max(c.steps for c in s) * t_step(s[0].n) * max(1.0, len(s) / STACK_RUNS) for s in stacks)
 
 
@@ -78,7 +79,8 @@ def main(argv=None) -> int:
     print(
         "Time model: a stack of S runs of n points costs steps * t_step(n) * max(1, S/64) s, "
         f"t_step(n) = {STEP_SECONDS * 1e3:.1f} ms * max(1, (n/512)^2) (H200 step at the paper's settings); "
-        "Fig. 17 trains one run at a time."
+        "Fig. 17 trains one run at a time. Stacks are sized by an H200's memory; that a stack of up to 64 "
+        "runs costs one run's step is an assumption until `bench sweep --device cuda` is recorded."
     )
     seen, total, fit = set(), 0.0, []
     specs = {name: (s, un) for name, s, un in paper_sweeps(SCALES["learning"]["paper"])}
@@ -87,7 +89,7 @@ def main(argv=None) -> int:
         seen.update(c.key() for c in configs)
         finished = {c.key() for c in unique if training.lookup(c, [root]) is not None}
         new = [c for c in unique if c.key() not in finished]
-        stacks = len(new) if unstacked else len(plan(new, workers=1))
+        stacks = len(new) if unstacked else len(plan(new, workers=1, memory_bytes=GPU_BYTES))
         seconds = estimate_seconds(new, unstacked)
         total += seconds
         fits = args.budget_minutes is not None and total <= 60 * args.budget_minutes

@@ -9,6 +9,7 @@ import os
 import sys
 from dataclasses import fields
 
+import torch
 from tqdm import tqdm
 
 from .._validate import check_bool, check_choice, check_int
@@ -18,7 +19,18 @@ from .executors import EXECUTORS, execute
 from .stacked import stack_key
 from .store import lookup
 
-__all__ = ["MAX_STACK", "STACK_BYTES", "grid", "plan", "stack_limit", "train_many", "command"]
+__all__ = [
+    "MAX_STACK",
+    "STACK_BYTES",
+    "MAX_STACK_GPU",
+    "GPU_MEMORY_SHARE",
+    "grid",
+    "plan",
+    "stack_limit",
+    "device_memory",
+    "train_many",
+    "command",
+]
 
 _cache_root = cache_dir  # ``train_many``'s argument ``cache_dir`` hides the function of that name
 
@@ -42,18 +54,44 @@ def grid(base: TrainConfig | None = None, **axes) -> list[TrainConfig]:
     return [base.replace(**dict(zip(names, combo))) for combo in itertools.product(*values)]
 
 
-#: the most runs one stack holds
+#: the most runs one stack holds on a CPU
 MAX_STACK = 64
-#: about the most memory (bytes) one stack's attention scores, weights and their gradients may take
+#: about the most memory (bytes) one stack's attention scores, weights and their gradients may take on a CPU
 STACK_BYTES = 2**30
+#: the most runs one stack holds on a GPU (whose memory, not this cap, usually decides)
+MAX_STACK_GPU = 512
+#: the share of a GPU's free memory that one stack's estimated attention may take: the estimate (4 score
+#: tensors a run) leaves out the layer's other activations, the validation chunk and the allocator's slack
+GPU_MEMORY_SHARE = 0.5
 
 
-def stack_limit(config: TrainConfig) -> int:
-    """How many runs like ``config`` one stack may hold: :data:`MAX_STACK`, fewer when their attention
-    (``batch`` x n x (n + k) scores a run, about 4 such tensors with gradients) would pass :data:`STACK_BYTES`."""
-    itemsize = DTYPES[config.dtype].itemsize
-    per_run = 4 * config.batch * config.n * (config.n + config.k) * itemsize
-    return max(1, min(MAX_STACK, STACK_BYTES // per_run))
+def _attention_bytes(config: TrainConfig) -> int:
+    """Estimated bytes of one run's attention in a training step: ``batch`` x n x (n + k) scores, about 4
+    such tensors with their gradients."""
+    return 4 * config.batch * config.n * (config.n + config.k) * DTYPES[config.dtype].itemsize
+
+
+def stack_limit(config: TrainConfig, memory_bytes: int | None = None) -> int:
+    """How many runs like ``config`` one stack may hold. On a CPU (``memory_bytes`` None): :data:`MAX_STACK`,
+    fewer when their attention (:func:`_attention_bytes` a run) would pass :data:`STACK_BYTES`. On a GPU with
+    ``memory_bytes`` free: :data:`MAX_STACK_GPU`, fewer when it would pass :data:`GPU_MEMORY_SHARE` of them."""
+    if memory_bytes is None:
+        budget, cap = STACK_BYTES, MAX_STACK
+    else:
+        budget, cap = int(GPU_MEMORY_SHARE * check_int("memory_bytes", memory_bytes, 1)), MAX_STACK_GPU
+    return max(1, min(cap, budget // _attention_bytes(config)))
+
+
+def device_memory(configs) -> int | None:
+    """Free bytes of the CUDA device ``configs`` train on (their ``device``: "cuda", "cuda:N", or "auto"
+    with a GPU present), None when they train on a CPU."""
+    names = {c.device for c in configs}
+    cuda = [n for n in names if n.startswith("cuda") or (n == "auto" and torch.cuda.is_available())]
+    if not cuda or not torch.cuda.is_available():
+        return None
+    device = torch.device("cuda" if cuda[0] == "auto" else cuda[0])
+    free, _total = torch.cuda.mem_get_info(device)
+    return int(free)
 
 
 def _cost(config: TrainConfig) -> int:
@@ -61,15 +99,20 @@ def _cost(config: TrainConfig) -> int:
     return config.steps * config.n * (config.n + config.k) * (config.d + config.k)
 
 
-def plan(configs, workers: int = 1) -> list[list[TrainConfig]]:
+def plan(configs, workers: int = 1, *, memory_bytes: int | None = None) -> list[list[TrainConfig]]:
     """The stacks that train ``configs``: configs with one :func:`stack_key` and one number of steps, in
     the order given, cut into pieces of at most :func:`stack_limit` runs and, while there are fewer than
     ``workers`` pieces in all and runs enough, into more equal pieces; longest stacks first (so parallel
     workers finish together), except that no stack starts beside another of the same compiled step
     (:func:`_stagger`). Runs of different lengths could share a stack, but the stack computes a finished
     run's rows until its longest run ends, so they do not. Depends only on ``configs`` and ``workers``,
-    never on the executor: a sweep stacks the same way everywhere."""
+    never on the executor: a sweep stacks the same way everywhere. On a GPU the stacks are sized by its free
+    memory (``memory_bytes``, default: what :func:`device_memory` reads; see :func:`stack_limit`); on a CPU
+    by :data:`STACK_BYTES`."""
     workers = check_int("workers", workers, 1)
+    configs = list(configs)
+    if memory_bytes is None:
+        memory_bytes = device_memory(configs)
     groups: dict[tuple, list[TrainConfig]] = {}
     for c in configs:
         groups.setdefault((stack_key(c), c.steps), []).append(c)
@@ -77,7 +120,7 @@ def plan(configs, workers: int = 1) -> list[list[TrainConfig]]:
     stacks = []
     for g in groups.values():
         share = max(1, math.ceil(workers * len(g) / max(total, 1)))  # this group's share of the workers
-        pieces = max(math.ceil(len(g) / stack_limit(g[0])), min(share, len(g)))
+        pieces = max(math.ceil(len(g) / stack_limit(g[0], memory_bytes)), min(share, len(g)))
         size = math.ceil(len(g) / pieces)
         stacks += [g[i : i + size] for i in range(0, len(g), size)]
     return _stagger(sorted(stacks, key=lambda s: len(s) * _cost(s[0]), reverse=True), workers)

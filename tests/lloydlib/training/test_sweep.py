@@ -98,3 +98,24 @@ def test_plan_never_starts_two_stacks_of_one_compiled_step_side_by_side(tiny):
     one = sweep.plan(cfgs, workers=1)  # one worker: longest first, nothing to stagger
     costs = [len(s) * sweep._cost(s[0]) for s in one]
     assert costs == sorted(costs, reverse=True)
+
+
+def test_on_a_gpu_stacks_are_sized_by_its_free_memory():
+    """Fig. 10a at the paper's n=512: 36 CPU-sized stacks, 6 on an H200's 139 GiB (one per embedding and
+    loss: a stack never mixes them), more when less memory is free; the CPU plan is unchanged."""
+    from lloydlib.training import sweep as sw
+
+    base = TrainConfig(d=4, k=6, n=512, device="cuda")
+    configs = training.grid(base, tau=[1.0, 0.25, 0.14, 0.1], embedding=["OH", "BN", "NA"], loss=["NE", "L2"],
+                            seed=list(range(10)))  # fmt: skip
+    cpu = [len(s) for s in sw.plan([c.replace(device="cpu") for c in configs], 1)]
+    assert len(cpu) == 36 and max(cpu) == sw.stack_limit(base) == sw.STACK_BYTES // (4 * 32 * 512 * 518 * 4)
+    h200 = sw.plan(configs, 1, memory_bytes=139 * 2**30)
+    assert [len(s) for s in h200] == [40] * 6
+    per_run = 4 * 32 * 512 * 518 * 4
+    assert sw.stack_limit(base, 10 * 2**30) == int(sw.GPU_MEMORY_SHARE * 10 * 2**30) // per_run == 39
+    assert len(sw.plan(configs, 1, memory_bytes=10 * 2**30)) == 12
+    assert sw.stack_limit(base.replace(n=16), 139 * 2**30) == sw.MAX_STACK_GPU
+    assert sw.device_memory([base.replace(device="cpu")]) is None
+    with pytest.raises(ValueError, match="memory_bytes"):
+        sw.stack_limit(base, 0)
