@@ -44,7 +44,8 @@ def oh_bn_gap(G: dict, d: int, tau: float) -> np.ndarray:
     (:func:`lloydbook.learning.auc`; OH and BN of one seed paired), shape ``(seeds,)``; +inf where a run
     diverged. ``G`` maps ``(d, tau, embedding, loss)`` to runs, one per seed."""
     oh, bn = by_seed(G[(d, tau, "OH", "L2")], G[(d, tau, "BN", "L2")])
-    return nan_as_inf(np.abs(auc(bn) - auc(oh)))
+    with np.errstate(invalid="ignore"):  # both diverged: inf - inf, read as +inf below
+        return nan_as_inf(np.abs(auc(bn) - auc(oh)))
 
 
 def ne_l2_gap(G: dict, d: int, tau: float) -> np.ndarray:

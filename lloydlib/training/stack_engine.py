@@ -265,7 +265,11 @@ class Stack:
 
     # --- the loop -----------------------------------------------------------------------------------
     def train(self) -> list:
-        """Train every run to its last step (or until it diverges); returns (shell, status) per run."""
+        """Train every run to its last step (or until it diverges); returns one finished
+        :class:`~lloydlib.training.cache.Run` per config, in the stack's order: its weights (a
+        ``LearnableTransformer`` on the CPU), history, per-step losses, status ("done" or "diverged") and
+        ``info`` (with ``stacked``, the stack size, ``compiled`` and ``compile_error``), not yet written
+        anywhere."""
         shells = self.shells
         for s, shell in enumerate(shells):
             if not shell.run.rows:
