@@ -47,6 +47,7 @@ __all__ = [
     "cache_dir",
     "Run",
     "lookup",
+    "roots",
     "load_runs",
     "write_result",
     "read_checkpoint",
@@ -147,7 +148,8 @@ class Run:
         )
 
 
-def _roots(dirs) -> list[Path]:
+def roots(dirs) -> list[Path]:
+    """``dirs`` as a list of folders: None is [:func:`cache_dir`], one path is [it]."""
     if dirs is None:
         return [cache_dir()]
     if isinstance(dirs, (str, os.PathLike)):
@@ -162,7 +164,7 @@ def lookup(config: TrainConfig, dirs=None) -> Run | None:
     """
     if not isinstance(config, TrainConfig):
         raise TypeError(f"config must be a TrainConfig, got {type(config).__name__}")
-    for root in _roots(dirs):
+    for root in roots(dirs):
         path = root / "runs" / config.key() / RESULT
         if path.exists():
             return _load_result(path, config)

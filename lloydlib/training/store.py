@@ -49,7 +49,6 @@ import hashlib
 import io
 import json
 import math
-import os
 import time
 import warnings
 from pathlib import Path
@@ -321,14 +320,6 @@ def open_store(root, *, rebuild: str | None = None) -> RunStore:
 
 
 # ----------------------------------------------------------------------------------------- finding runs
-def _roots(dirs) -> list[Path]:
-    if dirs is None:
-        return [cache.cache_dir()]
-    if isinstance(dirs, (str, os.PathLike)):
-        return [Path(dirs)]
-    return [Path(d) for d in dirs]
-
-
 def lookup(config: TrainConfig, dirs=None) -> Run | None:
     """The finished run of ``config`` from the first of ``dirs`` that holds it, else None.
 
@@ -337,7 +328,7 @@ def lookup(config: TrainConfig, dirs=None) -> Run | None:
     """
     if not isinstance(config, TrainConfig):
         raise TypeError(f"config must be a TrainConfig, got {type(config).__name__}")
-    for root in _roots(dirs):
+    for root in cache.roots(dirs):
         run = open_store(root).get(config) if is_store(root) else cache.lookup(config, [root])
         if run is not None:
             return run

@@ -4,10 +4,10 @@ from types import SimpleNamespace
 
 import numpy as np
 import pytest
+from _made_up_runs import STEPS
 
 from lloydbook import claims, paper_scale
 
-STEPS = np.arange(11) * 10
 TAUS, EMBS, LOSSES = (0.1, 1.0), ("OH", "BN", "NA"), ("NE", "L2")
 
 
