@@ -1,4 +1,14 @@
-"""Starting a chapter: its settings at the active scale, the device, the seeds; ``glue`` re-exported."""
+"""Starting a chapter: :func:`setup` returns a :class:`Chapter` that knows its key, its settings at the active
+scale and the paper's, glues under its prefix, derives seeds by name and records claims; ``glue`` re-exported.
+
+A chapter's key is its notebook's name without the number, ``_`` written ``-`` (``book/06_many_steps.ipynb``
+is ``many-steps``): the prefix of its glue names and claim ids (``tests/lloydbook/test_book.py`` checks it)::
+
+    ch = book.setup("shapes")        # seeds everything, prints the scale and device, starts the claim list
+    P, PAPER = ch.P, ch.paper        # the chapter's settings at LLOYD_SCALE and at the paper's scale
+    X, C0 = L.sample_tasks(..., seed=ch.seed("gap-tasks"))
+    ch.glue("gap-ne-first", gap[0])  # glued as "shapes-gap-ne-first", not displayed
+"""
 
 from __future__ import annotations
 
@@ -8,15 +18,29 @@ import random
 import numpy as np
 import torch
 
-from lloydlib._validate import check_choice, check_int
+from lloydlib.checks import check_choice, check_int
+from lloydlib.training import derive_seed
 
 from . import claims, results
 from .glue import glue
 from .scales import SCALES
 
-__all__ = ["SCALE_NAMES", "scale", "params", "device", "seed", "glue", "setup"]
+__all__ = ["SCALE_NAMES", "CHAPTERS", "Chapter", "scale", "params", "device", "seed", "glue", "setup"]
 
 SCALE_NAMES = ("ci", "default", "paper")
+#: chapter key -> the key of its settings in :data:`lloydbook.scales.SCALES` (chapter 05 reads chapter 04's)
+CHAPTERS = {
+    "lloyd": "lloyd",
+    "construction": "construction",
+    "leanness": "leanness",
+    "learning": "learning",
+    "shapes": "learning",
+    "many-steps": "steps",
+    "families": "families",
+    "landscapes": "landscapes",
+    "lemmas": "lemmas",
+    "attention-clustering": "quantization",
+}
 
 
 def scale() -> str:
@@ -65,18 +89,84 @@ def seed(value: int = 0) -> int:
     return value
 
 
-def setup(chapter: str, seed_value: int = 0) -> Params:
-    """Start a chapter: seed everything, print the scale and device, return the chapter's settings.
+class Chapter:
+    """A running chapter: its ``key``, settings ``P`` (at the active scale) and ``paper`` (at the paper's),
+    and the glue, seeds and claims that carry its key. Made by :func:`setup`."""
 
-    It also starts the chapter's claim list (:func:`lloydbook.claims.start`), so the chapter's
-    ``claims.record(...)`` ids carry its key and ``claims.table()`` glues under ``claims-<chapter>``.
+    def __init__(self, key: str, seed_value: int = 0):
+        self.key = check_choice("chapter", key, CHAPTERS)
+        self.P = params(CHAPTERS[key])
+        self.paper = params(CHAPTERS[key], "paper")
+        self.seed_value = seed_value
+
+    @property
+    def scale(self) -> str:
+        return self.P.scale
+
+    def name(self, name: str) -> str:
+        """The glue name ``<key>-<name>`` (``name`` without the prefix)."""
+        if not isinstance(name, str) or not name.strip():
+            raise ValueError(f"name must be a non-empty glue name without the chapter prefix, got {name!r}")
+        if name.startswith(self.key + "-"):
+            raise ValueError(f"name must not repeat the chapter prefix {self.key + '-'!r}, got {name!r}")
+        return f"{self.key}-{name}"
+
+    def glue(self, name: str, value, display: bool = False):
+        """Glue ``value`` as ``<key>-<name>`` (not displayed unless ``display``); returns ``value``."""
+        return glue(self.name(name), value, display=display)
+
+    def glue_many(self, values: dict) -> dict:
+        """Glue every ``name -> value`` of ``values`` (names without the prefix), none displayed."""
+        if not isinstance(values, dict):
+            raise TypeError(f"values must be a dict of glue name -> value, got {type(values).__name__}")
+        for name, value in values.items():
+            self.glue(name, value)
+        return values
+
+    def seed(self, name: str) -> int:
+        """A seed (0 <= seed < 2**31) for the random draw called ``name`` in this chapter: the same at every
+        run and scale, unrelated to every other name's (:func:`lloydlib.training.derive_seed`)."""
+        if not isinstance(name, str) or not name.strip():
+            raise ValueError(f"name must be a non-empty name of a random draw, got {name!r}")
+        return derive_seed(self.seed_value, "book", self.key, name) >> 32
+
+    def claim_id(self, name: str) -> str:
+        """The claim id ``<key>-<name>``."""
+        return self.name(name)
+
+    def record(self, name: str, **row):
+        """:func:`lloydbook.claims.record` of the claim ``<key>-<name>``."""
+        return claims.record(self.claim_id(name), **row)
+
+    def settings(self, rows) -> object:
+        """The settings table of rows ``(setting, paper, this build)``; glues ``ndepart`` (rows that depart
+        from the paper), ``nrows`` and ``scale``. Returns the table (shown as a cell's last value)."""
+        from .learning import departures, settings_table
+
+        rows = [tuple(r) for r in rows]
+        self.glue_many({"ndepart": len(departures(rows)), "nrows": len(rows), "scale": self.scale})
+        return settings_table(rows)
+
+    def table(self) -> None:
+        """The chapter's claims table (:func:`lloydbook.claims.table`): the last code cell."""
+        claims.table()
+
+    def __repr__(self) -> str:
+        return f"Chapter({self.key!r}, scale={self.scale!r})"
+
+
+def setup(chapter: str, seed_value: int = 0) -> Chapter:
+    """Start a chapter: seed everything, print the scale and device, return its :class:`Chapter`.
+
+    It also starts the chapter's claim list (:func:`lloydbook.claims.start`), so the chapter's claim ids
+    carry its key and ``claims.table()`` glues under ``claims-<chapter>``.
     """
-    p = params(chapter)
+    ch = Chapter(chapter, seed_value)
     seed(seed_value)
     results.use_cache()
-    claims.start(chapter)
+    claims.start(ch.key)
     print(
-        f"lloydlib {__import__('lloydlib').__version__} | scale={p.scale} (LLOYD_SCALE) | device={device()} "
+        f"lloydlib {__import__('lloydlib').__version__} | scale={ch.scale} (LLOYD_SCALE) | device={device()} "
         f"| torch {torch.__version__} | seed={seed_value}"
     )
-    return p
+    return ch

@@ -21,7 +21,7 @@ from matplotlib.colors import LogNorm
 from scipy.stats import spearmanr
 
 from lloydlib import sample_tasks
-from lloydlib._validate import check_int
+from lloydlib.checks import check_int
 from lloydlib.generalisation.dissimilarity import block_summary, emd_matrix, task_to_blocks
 from lloydlib.generalisation.multistep import lloyd_objectives, model_objectives
 

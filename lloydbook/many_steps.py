@@ -24,7 +24,7 @@ import numpy as np
 import torch
 
 import lloydlib as L
-from lloydlib._validate import check_choice, check_int
+from lloydlib.checks import check_choice, check_int
 from lloydlib.generalisation.multistep import MODES, lloyd_objectives, mean_log, model_objectives, seed_quartiles
 
 from .figures import COLOR, DASH

@@ -7,7 +7,7 @@ import re
 
 import numpy as np
 
-from lloydlib._validate import check_int
+from lloydlib.checks import check_int
 
 from ..learning import decide
 
