@@ -135,8 +135,20 @@ class Chapter:
         return self.name(name)
 
     def record(self, name: str, **row):
-        """:func:`lloydbook.claims.record` of the claim ``<key>-<name>``."""
-        return claims.record(self.claim_id(name), **row)
+        """:func:`lloydbook.claims.record` of the claim ``<key>-<name>``; glues its verdict as ``v-<name>``
+        (for the prose). Returns the :class:`~lloydbook.claims.Claim`."""
+        claim = claims.record(self.claim_id(name), **row)
+        self.glue(f"v-{name}", claim.verdict)
+        return claim
+
+    def decide(self, name: str, **row):
+        """:func:`lloydbook.learning.decide` of the claim ``<key>-<name>`` (its verdict stated beforehand as
+        ``expected``, its ``evidence`` parts judged); glues the verdict as ``v-<name>``. Returns the evidence."""
+        from .learning import decide
+
+        evidence = decide(self.claim_id(name), **row)
+        self.glue(f"v-{name}", row["expected"])
+        return evidence
 
     def settings(self, rows) -> object:
         """The settings table of rows ``(setting, paper, this build)``; glues ``ndepart`` (rows that depart
