@@ -26,7 +26,6 @@ import json
 import secrets
 import shutil
 import sys
-import tempfile
 import time
 from pathlib import Path
 
@@ -177,7 +176,7 @@ def _drift(out: str, samples: int) -> int:
     """Re-train samples of the store in three ways and record each way's largest relative differences."""
     store = results.store()
     marks = [1, 2, 5, 10, 25, 50, 100, 200, STEPS]
-    ways = {"stack of one, 1 thread": 1, "stack of one, 2 threads": 2, "single-run engine, 1 thread": None}
+    ways = {"stack of one, 1 thread": 1, "stack of one, 2 threads": 2}
     record = {
         "steps": STEPS,
         "samples": f"every stored run the first way; {samples} samples of one run per shape the others",
@@ -186,17 +185,13 @@ def _drift(out: str, samples: int) -> int:
     }
     for i, (way, threads) in enumerate(ways.items()):
         env, t0, count, unstable = np.zeros(STEPS), time.time(), 0, 0
-        torch.set_num_threads(threads or 1)
+        torch.set_num_threads(threads)
         # the verification's own way on every stored run; the others on ``samples`` samples of one per shape
         chosen = store.configs() if i == 0 else [c for s in range(samples) for c in verify.sample(store.configs(), s)]
         for c in chosen:
             run = store.get(c)
             short = c.replace(steps=STEPS)
-            if threads is None:
-                with tempfile.TemporaryDirectory() as tmp:
-                    new = training.train(short, cache_dir=tmp, progress=False)
-            else:
-                (new,) = training.train_stack([short], cache_dir=None, write=False, compile=False)
+            (new,) = training.train_stack([short], cache_dir=None, write=False, compile=False)
             n = verify.stable_steps(run.train_losses[:STEPS])
             unstable += n < STEPS
             d = verify.relative_difference(new.train_losses[:n], run.train_losses[:n])

@@ -24,18 +24,10 @@ Two forward paths compute the same function:
 * ``fast=False``: the readable reference. Each head is :func:`lloydlib.attention.attention_weights` on
   tokens with a constant 1 appended (so the affine maps Q z + b are matrices [Q | b]), followed by the
   weighted sum of values: exactly :func:`lloydlib.attention.distance_attention` (Eq. 3).
-* ``fast=True`` (default): the same layer rearranged (see :meth:`LearnableTransformer._fast_layer`).
-  Squared-distance attention is dot-product attention on augmented vectors: the softmax over keys
-  ignores the per-query term -||q||^2, so the scores are those of [2q ; 1] against [k ; -||k||^2].
-  A point token [x ; 0] has an empty code block, so point queries reduce to [x ; 1] (d + 1 numbers)
-  whatever the embedding, and the n x n point self-attention (head 2) averages the points themselves:
-  for large batch x n x n (above ``FUSED_LIMIT`` entries) on a GPU one call of PyTorch's fused
-  ``scaled_dot_product_attention`` (a flash kernel), which never stores the n x n matrix, and on the CPU
-  :func:`lloydlib.attention.blocked_attention`, a few tasks at a time, whose backward forms only the keys'
-  gradient (queries and values are the data); below, explicit scores, faster for such narrow heads
-  (d + 1 numbers) than a kernel built for wide ones. At ``gamma = inf`` (hardmax, not a softmax) the fast path falls back
-  to the reference one; with sparsemax, or with dropout in training mode, head 2 forms its scores
-  explicitly. The forward also runs under ``torch.compile`` (input value checks are skipped there).
+* ``fast=True`` (default): the same layer rearranged, :func:`lloydlib.fast_layer.fast_layer` (the one fast
+  forward, shared with the stacked training engine; its docstring says how). At ``gamma = inf`` (hardmax,
+  not a softmax) the fast path falls back to the reference one. The forward also runs under
+  ``torch.compile`` (input value checks are skipped there).
 """
 
 from __future__ import annotations
@@ -55,18 +47,12 @@ from ._validate import (
     check_scalar,
     check_task_shape,
 )
-from .attention import WEIGHTINGS, attention_weights, blocked_attention
+from .attention import WEIGHTINGS, attention_weights
 from .construction import theorem_weights
 from .embeddings import EMBEDDINGS, cluster_codes, embedding_dim
+from .fast_layer import fast_layer
 
 __all__ = ["LearnableTransformer"]
-
-#: head 2 (points attending to points) forms its (batch, n, n) scores explicitly up to this many entries;
-#: above, it runs :func:`lloydlib.attention.blocked_attention` on the CPU and PyTorch's fused
-#: ``scaled_dot_product_attention`` elsewhere
-FUSED_LIMIT = 1 << 20
-#: False sends the CPU to the fused kernel too (the tests compare both routes on the CPU)
-BLOCKED_ON_CPU = True
 
 # torch >= 2.3; older versions cannot be compiling through this check anyway
 _is_compiling = getattr(torch.compiler, "is_compiling", lambda: False)
@@ -176,7 +162,7 @@ class LearnableTransformer(nn.Module):
         """F(X, C): points (batch, n, d), centers (batch, k, d) -> next centers (batch, k, d)."""
         if self.fast and not math.isinf(self.gamma):
             X, C = self._check(X, C)
-            return self._fast_layer(X, C, self._embed_centers(C))
+            return self._fast_layer(X, C)
         Xbar, Cbar = self.embed(X, C)
         return self.layer(Xbar, Cbar)[1][..., : self.d]
 
@@ -207,80 +193,19 @@ class LearnableTransformer(nn.Module):
         Cbar_next = Cbar + self._head(2, C1, one(Xbar_next)) + self._head(3, C1, C1)
         return Xbar_next, Cbar_next
 
-    # --- the fast path -----------------------------------------------------------------------------
-    def _linear(self, Z: torch.Tensor, parts) -> list[torch.Tensor]:
-        """The affine maps W z + b for ``parts`` = [(kind, mu, rows), ...] in one matrix product.
-
-        ``kind`` is "Q", "K" or "V", ``mu`` the 0-based head and ``rows`` how many output coordinates to
-        keep (the first ``rows``). Returns one tensor (batch, m, rows) per part.
-        """
-        Ws, bs = [], []
-        for kind, mu, rows in parts:
-            Ws.append(getattr(self, kind)[mu, :rows])
-            b = getattr(self, "b" + kind)
-            bs.append(Ws[-1].new_zeros(rows) if b is None else b[mu, :rows])
-        out = F.linear(Z, torch.cat(Ws), torch.cat(bs))
-        return list(out.split([rows for _, _, rows in parts], dim=-1))
-
-    def _point_query_keys(self, mu: int, keys: torch.Tensor) -> torch.Tensor:
-        """Keys k~ (batch, m', d + 1) with [x_i ; 1] . k~_j = 2 q_i . k_j - ||k_j||^2 for the point queries of head mu.
-
-        A point token is [x_i ; 0], so its query is q_i = Q[:, :d] x_i + b_Q: the code block never
-        matters, and the score needs only the d data coordinates, whatever the embedding.
-        """
-        d = self.d
-        lin = 2 * keys @ self.Q[mu][:, :d]  # (batch, m', d)
-        const = -(keys * keys).sum(-1, keepdim=True)
-        if self.bQ is not None:
-            const = const + 2 * keys @ self.bQ[mu][:, None]
-        return torch.cat([lin, const], dim=-1)
-
-    def _weights(self, scores: torch.Tensor) -> torch.Tensor:
-        """Softmax (or sparsemax) over keys, then attention dropout in training mode."""
-        if self.weighting == "softmax":
-            W = torch.softmax(scores, dim=-1)
-        else:
-            from entmax import sparsemax
-
-            W = sparsemax(scores - scores.amax(-1, keepdim=True).detach(), dim=-1)
-        if self.training and self.dropout > 0:
-            W = F.dropout(W, self.dropout)
-        return W
-
-    def _fast_layer(self, X: torch.Tensor, C: torch.Tensor, Cbar: torch.Tensor) -> torch.Tensor:
-        """Eq. 4, rearranged: (X (batch, n, d), C, Cbar) -> the first d coordinates of Cbar' (batch, k, d).
-
-        Scores are (gamma / sqrt(d_emb)) (2 q.k - ||k||^2); the dropped -||q||^2 is constant per query.
-        Point queries use :meth:`_point_query_keys`, so heads 1 and 2 compare (d + 1)-vectors [x ; 1].
-        Head 2, the n x n one, is one softmax attention of [x ; 1] against the keys with the points as
-        values: since its weights P sum to 1 over keys, P (X V^T + b) = (P X) V^T + b, so its values are
-        the points themselves (as values of the fused kernel, [x ; 1], whose last output coordinate,
-        sum_j P_ij * 1, is dropped). Only the first d output
-        coordinates are needed, so heads 3 and 4 use only the first d rows of V_3, V_4.
-        """
-        d, D = self.d, self.d_emb
-        scale = self.gamma / math.sqrt(D)
-        xt = torch.cat([X, X.new_ones(X.shape[0], X.shape[1], 1)], dim=-1)  # [x ; 1] (batch, n, d+1)
-        k1, v1, q3, q4, k4, v4 = self._linear(
-            Cbar, [("K", 0, D), ("V", 0, D), ("Q", 2, D), ("Q", 3, D), ("K", 3, D), ("V", 3, d)]
+    # --- the fast path: the one fast layer of Eq. 4 (lloydlib.fast_layer), for one layer --------------
+    def _fast_layer(self, X: torch.Tensor, C: torch.Tensor) -> torch.Tensor:
+        """:func:`lloydlib.fast_layer.fast_layer` with this model's parameters as a stack of one:
+        X (batch, n, d), C (batch, k, d) -> (batch, k, d)."""
+        params = {name: p[None] for name, p in self.named_parameters()}
+        out = fast_layer(
+            params,
+            X[None],
+            C[None],
+            self.codes,
+            self.gamma,
+            weighting=self.weighting,
+            dropout=self.dropout,
+            training=self.training,
         )
-        A1 = self._weights(scale * xt @ self._point_query_keys(0, k1).transpose(1, 2)) @ v1
-        k2 = F.linear(X, self.K[1][:, :d], None if self.bK is None else self.bK[1])  # K_2 [x ; 0] + b
-        kt2 = self._point_query_keys(1, k2)  # (batch, n, d+1)
-        Vx2 = self.V[1][:, :d]
-        bV2 = 0 if self.bV is None else self.bV[1]
-        if self.weighting == "softmax" and not (self.training and self.dropout > 0):
-            if X.shape[0] * X.shape[1] ** 2 <= FUSED_LIMIT:  # the fused kernel is built for wide heads: narrow
-                PX = torch.softmax(scale * xt @ kt2.transpose(1, 2), dim=-1) @ X  # ones are faster explicitly
-            elif X.device.type == "cpu" and BLOCKED_ON_CPU:  # only the keys need a gradient: see blocked_attention
-                PX = blocked_attention(xt, kt2, X, scale)
-            else:
-                PX = F.scaled_dot_product_attention(xt[:, None], kt2[:, None], xt[:, None], scale=scale)[:, 0, :, :d]
-            A2 = PX @ Vx2.T + bV2
-        else:
-            A2 = self._weights(scale * xt @ kt2.transpose(1, 2)) @ (X @ Vx2.T + bV2)
-        Xbar1 = F.pad(X, (0, D - d)) + A1 + A2  # Xbar' (batch, n, D)
-        k3, v3 = self._linear(Xbar1, [("K", 2, D), ("V", 2, d)])
-        A3 = self._weights(scale * (2 * q3 @ k3.transpose(1, 2) - (k3 * k3).sum(-1)[:, None, :])) @ v3
-        A4 = self._weights(scale * (2 * q4 @ k4.transpose(1, 2) - (k4 * k4).sum(-1)[:, None, :])) @ v4
-        return C + A3 + A4
+        return out[0]

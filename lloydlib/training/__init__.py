@@ -3,7 +3,8 @@
 One run is one :class:`TrainConfig`; :func:`train` trains it (or loads it from the cache) and returns a
 :class:`Run`. The modules:
 
-- :mod:`~lloydlib.training.config`: :class:`TrainConfig`, its cache key, :func:`derive_seed`;
+- :mod:`~lloydlib.training.config`: :class:`TrainConfig` (each field's check, role and help declared once),
+  its cache key, :func:`derive_seed`;
 - :mod:`~lloydlib.training.cache`: the cache root (:func:`cache_dir`), atomic and locked writes
   (:func:`write_result`), :class:`Run`, :class:`CacheError`;
 - :mod:`~lloydlib.training.store`: finished runs kept as data (:class:`RunStore`, :func:`write_store`,
@@ -11,8 +12,9 @@ One run is one :class:`TrainConfig`; :func:`train` trains it (or loads it from t
   :mod:`~lloydlib.training.fingerprint` of their code; :func:`lookup`,
   :func:`load_runs` and :func:`gpu_results` read stores and cache roots alike;
 - :mod:`~lloydlib.training.verify`: stored runs re-trained for their first steps and compared;
-- :mod:`~lloydlib.training.loop`: :func:`train`, repeatable and resumable from checkpoints;
-- :mod:`~lloydlib.training.stacked`: many runs trained as one (:func:`stack_key`, :func:`train_stack`);
+- :mod:`~lloydlib.training.stacked`: :func:`train` (one run) and :func:`train_stack` (many runs as one
+  stacked model, :func:`stack_key`), repeatable and resumable from checkpoints, through the one engine
+  :mod:`~lloydlib.training.stack_engine` (with :mod:`~lloydlib.training.run_state`, a run's state in it);
 - :mod:`~lloydlib.training.sweep`: :func:`grid`, :func:`train_many` (stacks, on an executor), :func:`command`;
 - :mod:`~lloydlib.training.executors`: where stacks train, ``local`` processes or a ``ray`` cluster;
 - :mod:`~lloydlib.training.stats`: :func:`curves`, :func:`group`, :func:`quartiles`, :func:`iqr_relation`,
@@ -25,9 +27,8 @@ from .cache import CacheError, Run, cache_dir, write_result
 from .cli import main
 from .config import DTYPES, EXECUTION_FIELDS, TrainConfig, derive_seed
 from .executors import EXECUTORS
-from .loop import train
 from .pack import write_store
-from .stacked import stack_key, train_stack
+from .stacked import stack_key, train, train_stack
 from .stats import MedianDifference, curves, final_values, group, iqr_relation, median_difference, quartiles
 from .store import RunStore, StaleStoreError, StoreError, gpu_results, load_runs, lookup, open_store
 from .sweep import command, grid, train_many

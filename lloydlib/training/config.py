@@ -10,7 +10,7 @@ import dataclasses
 import hashlib
 import json
 import numbers
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, field, fields
 
 import numpy as np
 import torch
@@ -24,36 +24,72 @@ from ..losses import REGULARIZERS
 from ..model import LearnableTransformer
 from ..tasks import FAMILIES, INITS
 
-__all__ = ["DTYPES", "EXECUTION_FIELDS", "TrainConfig", "build_model", "check_field", "parse_field", "derive_seed"]
+__all__ = [
+    "DTYPES",
+    "ROLES",
+    "EXECUTION_FIELDS",
+    "DISTRIBUTION_FIELDS",
+    "TASK_FIELDS",
+    "PER_RUN_FIELDS",
+    "TrainConfig",
+    "build_model",
+    "check_field",
+    "parse_field",
+    "derive_seed",
+]
 
 #: the floating-point types a run may train in
 DTYPES = {"float32": torch.float32, "float64": torch.float64}
-#: fields that say where and how a run is executed, not what it computes: left out of the cache key
-EXECUTION_FIELDS = ("device", "checkpoint_every")
 
-_INTEGERS = {  # field -> smallest allowed value
-    "d": 1,
-    "k": 2,
-    "n": 1,
-    "batch": 1,
-    "steps": 1,
-    "seed": 0,
-    "eval_every": 1,
-    "val_tasks": 1,
-    "checkpoint_every": 1,
-    "plateau_patience": 0,
-}
-_POSITIVE = ("tau", "lr", "scale", "gamma")
-_FLAGS = ("isotropic", "equal_weights", "bias", "fast", "plateau")
-_CHOICES = {
-    "embedding": EMBEDDINGS,
-    "loss": REGULARIZERS,
-    "family": FAMILIES,
-    "init": INITS,
-    "weighting": WEIGHTINGS,
-    "dtype": DTYPES,
-}
 _TRUE, _FALSE = ("1", "true", "yes", "on"), ("0", "false", "no", "off")
+
+
+def _int(minimum: int):
+    return lambda name, value: check_int(name, value, minimum)
+
+
+def _choice(choices):
+    return lambda name, value: check_choice(name, value, choices)
+
+
+def _positive(name, value):
+    return check_positive(name, value)
+
+
+def _flag(name, value):
+    return check_bool(name, value)
+
+
+def _share(name, value):  # a real number in (0, 1)
+    return check_scalar(name, value, min_val=0, max_val=1, include_boundaries="neither")
+
+
+def _probability(name, value):  # a real number in [0, 1)
+    return check_scalar(name, value, numbers.Real, min_val=0, max_val=1, include_boundaries="left")
+
+
+def _optional_positive(name, value):
+    return None if value is None else check_positive(name, value)
+
+
+def _device(name, value):
+    if not isinstance(value, str):
+        raise TypeError(f"{name} must be a string such as 'auto', 'cpu' or 'cuda', got {value!r}")
+    return value
+
+
+#: what a field's role may be: "shared" by the runs of one stack, "per-run" (may differ within a stack),
+#: "task" (per-run, and with the seed it fixes the run's task stream), "execution" (where and how the run is
+#: executed, not what it computes: per-run, left out of the cache key)
+ROLES = ("shared", "per-run", "task", "execution")
+
+
+def _field(default, check, role: str, help: str):
+    """A :class:`TrainConfig` field: its default, its ``check(name, value) -> value``, its role (:data:`ROLES`)
+    and its command-line help. Everything else about fields (the stack key, the task stream's key, the
+    cache key, the options of ``python -m lloydlib train``) is derived from these."""
+    assert role in ROLES, role
+    return field(default=default, metadata={"check": check, "role": role, "help": help})
 
 
 @dataclass(frozen=True)
@@ -70,38 +106,38 @@ class TrainConfig:
     ReduceLROnPlateau (``plateau``, ``plateau_factor``, ``plateau_patience``) stepped on the validation
     relative loss (Eq. 20) every ``eval_every`` steps on ``val_tasks`` fixed tasks. ``dtype`` is
     "float32" or "float64". Execution (not in the cache key): ``device`` ("auto", "cpu", "cuda", ...)
-    and ``checkpoint_every``.
+    and ``checkpoint_every``. Each field's check, role and help are declared once, below (:func:`_field`).
     """
 
-    d: int = 4
-    k: int = 6
-    n: int = 512
-    embedding: str = "BN"
-    loss: str = "L2"
-    tau: float = 0.1
-    lr: float = 0.01
-    batch: int = 32
-    steps: int = 10_000
-    seed: int = 0
-    family: str = "normal"
-    scale: float = 0.1
-    isotropic: bool = True
-    equal_weights: bool = True
-    init: str = "random"
-    gamma: float = 1.0
-    bias: bool = True
-    dropout: float = 0.0
-    weighting: str = "softmax"
-    fast: bool = True
-    clip: float | None = None
-    plateau: bool = True
-    plateau_factor: float = 0.5
-    plateau_patience: int = 5
-    eval_every: int = 50
-    val_tasks: int = 320
-    dtype: str = "float32"
-    device: str = "auto"
-    checkpoint_every: int = 500
+    d: int = _field(4, _int(1), "shared", "dimension of the points")
+    k: int = _field(6, _int(2), "shared", "clusters per task (k <= n)")
+    n: int = _field(512, _int(1), "shared", "points per task")
+    embedding: str = _field("BN", _choice(EMBEDDINGS), "shared", "cluster-id embedding: " + ", ".join(EMBEDDINGS))
+    loss: str = _field("L2", _choice(REGULARIZERS), "shared", "regulariser of Eq. 6: NE (softmax), L2 (sparsemax)")
+    tau: float = _field(0.1, _positive, "per-run", "temperature of the smoothed loss (Eq. 6)")
+    lr: float = _field(0.01, _positive, "per-run", "Adam's learning rate")
+    batch: int = _field(32, _int(1), "shared", "tasks per step")
+    steps: int = _field(10_000, _int(1), "per-run", "training steps")
+    seed: int = _field(0, _int(0), "task", "the run's seed: initial weights, tasks, validation set")
+    family: str = _field("normal", _choice(FAMILIES), "task", "task family (Appendix D): " + ", ".join(FAMILIES))
+    scale: float = _field(0.1, _positive, "task", "per-dimension cluster scale")
+    isotropic: bool = _field(True, _flag, "task", "isotropic clusters")
+    equal_weights: bool = _field(True, _flag, "task", "equal cluster weights")
+    init: str = _field("random", _choice(INITS), "task", "initial centers: " + ", ".join(INITS))
+    gamma: float = _field(1.0, _positive, "shared", "attention temperature gamma of Eq. 3")
+    bias: bool = _field(True, _flag, "shared", "biases b_Q, b_K, b_V")
+    dropout: float = _field(0.0, _probability, "shared", "attention dropout in training (a stack of one)")
+    weighting: str = _field("softmax", _choice(WEIGHTINGS), "shared", "attention weights: softmax or sparsemax")
+    fast: bool = _field(True, _flag, "shared", "the fast form of the layer for the returned model")
+    clip: float | None = _field(None, _optional_positive, "per-run", "gradient-norm clipping (none: off)")
+    plateau: bool = _field(True, _flag, "per-run", "ReduceLROnPlateau on the validation relative loss")
+    plateau_factor: float = _field(0.5, _share, "per-run", "the plateau scheduler's factor, in (0, 1)")
+    plateau_patience: int = _field(5, _int(0), "per-run", "the plateau scheduler's patience (evaluations)")
+    eval_every: int = _field(50, _int(1), "shared", "steps between validations (Eq. 20)")
+    val_tasks: int = _field(320, _int(1), "shared", "fixed validation tasks")
+    dtype: str = _field("float32", _choice(DTYPES), "shared", "float32 or float64")
+    device: str = _field("auto", _device, "execution", "auto, cpu, cuda or cuda:N")
+    checkpoint_every: int = _field(500, _int(1), "execution", "steps between checkpoints")
 
     def __post_init__(self):
         for f in fields(self):  # a frozen dataclass stores its normalised fields this way
@@ -121,6 +157,11 @@ class TrainConfig:
         """The fields that define the result (everything but :data:`EXECUTION_FIELDS`)."""
         return {f.name: getattr(self, f.name) for f in fields(self) if f.name not in EXECUTION_FIELDS}
 
+    def distribution(self) -> dict:
+        """The task distribution (:data:`DISTRIBUTION_FIELDS`), as keyword arguments of
+        :func:`~lloydlib.tasks.sample_tasks`."""
+        return {name: getattr(self, name) for name in DISTRIBUTION_FIELDS}
+
     def key(self) -> str:
         """A 16-hex-digit hash of :meth:`experiment` and ``lloydlib.__version__``: the cache key."""
         blob = json.dumps({"config": self.experiment(), "lloydlib": lloydlib.__version__}, sort_keys=True)
@@ -132,6 +173,20 @@ class TrainConfig:
             f"{self.embedding}:{self.loss} d={self.d} k={self.k} n={self.n} tau={self.tau:g} "
             f"lr={self.lr:g} seed={self.seed}"
         )
+
+
+def _role(*roles) -> tuple[str, ...]:
+    return tuple(f.name for f in fields(TrainConfig) if f.metadata["role"] in roles)
+
+
+#: fields that say where and how a run is executed, not what it computes: left out of the cache key
+EXECUTION_FIELDS = _role("execution")
+#: fields that choose a run's task distribution (with its seed, they fix its task stream)
+DISTRIBUTION_FIELDS = tuple(name for name in _role("task") if name != "seed")
+#: what fixes a run's tasks: two runs with equal values draw equal tasks
+TASK_FIELDS = _role("task")
+#: fields that may differ between the runs of one stack (everything else must be equal)
+PER_RUN_FIELDS = _role("per-run", "task", "execution")
 
 
 def build_model(config: TrainConfig) -> torch.nn.Module:
@@ -155,23 +210,7 @@ def check_field(name: str, value):
     check_field_name(name)
     if isinstance(value, (list, tuple, dict, set)):
         raise TypeError(f"{name} must be a single value, got {type(value).__name__} {value!r}")
-    if name in _INTEGERS:
-        return check_int(name, value, _INTEGERS[name])
-    if name in _CHOICES:
-        return check_choice(name, value, _CHOICES[name])
-    if name in _POSITIVE:
-        return check_positive(name, value)
-    if name in _FLAGS:
-        return check_bool(name, value)
-    if name == "plateau_factor":
-        return check_scalar(name, value, min_val=0, max_val=1, include_boundaries="neither")
-    if name == "dropout":
-        return check_scalar(name, value, numbers.Real, min_val=0, max_val=1, include_boundaries="left")
-    if name == "clip":
-        return None if value is None else check_positive(name, value)
-    if not isinstance(value, str):  # device
-        raise TypeError(f"{name} must be a string such as 'auto', 'cpu' or 'cuda', got {value!r}")
-    return value
+    return _FIELDS[name].metadata["check"](name, value)
 
 
 def parse_field(name: str, text: str):
@@ -203,10 +242,12 @@ def parse_field(name: str, text: str):
 
 def check_field_name(name: str) -> str:
     """``name`` if :class:`TrainConfig` has such a field; a TypeError listing the fields otherwise."""
-    names = [f.name for f in fields(TrainConfig)]
-    if name not in names:
-        raise TypeError(f"TrainConfig has no field {name!r}; fields: {names}")
+    if name not in _FIELDS:
+        raise TypeError(f"TrainConfig has no field {name!r}; fields: {list(_FIELDS)}")
     return name
+
+
+_FIELDS = {f.name: f for f in fields(TrainConfig)}
 
 
 def derive_seed(seed: int, *stream) -> int:

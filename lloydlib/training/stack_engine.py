@@ -1,19 +1,23 @@
-"""The engine behind :func:`lloydlib.training.stacked.train_stack`: S runs trained as one stacked model.
+"""The training engine: S runs of one stack key trained as one stacked model (Algorithm 1 of the Leaner paper).
 
-Each run of the stack is exactly what :func:`lloydlib.training.train` computes for its config, with the
-same random streams (tasks of step m from ``derive_seed(seed, "train", m)``, validation tasks from
-``derive_seed(seed, "val")``, initial weights from ``derive_seed(seed, "init")``): every step, every run
-that still trains draws its batch (runs with the same seed and task distribution share one draw), the
-stacked forward (:func:`~lloydlib.training.stacked_model.stacked_forward`) and the per-run losses run once
-for the whole stack, one backward pass gives every run its gradient, and one vectorised Adam step
-(:func:`~lloydlib.training.adam.adam_update`) moves them all. Per-run learning rates (with their own
-``ReduceLROnPlateau``), temperatures and clipping thresholds are tensors; a run whose loss is not finite
-is frozen and reported as ``train`` reports it, while the others go on.
+:func:`lloydlib.training.train` (one run: a stack of one) and :func:`~lloydlib.training.train_stack` (many)
+both train through :class:`Stack`. Every step, every run that still trains draws ``batch`` tasks from its
+task generator (Appendix D; runs with the same seed and task distribution share one draw), the one fast layer
+of Eq. 4 (:func:`~lloydlib.training.stacked_model.stacked_forward`) maps (X, C0) to centers for the whole
+stack, the smoothed k-means loss of Eq. 6 is taken per run, one backward pass gives every run its gradient and
+one vectorised Adam step (:func:`~lloydlib.training.adam.adam_update`) moves them all. Every ``eval_every``
+steps each run records the relative loss of Eq. 20 on its fixed validation set (``val_tasks`` tasks, drawn
+once per seed) and, as the authors' code does, steps its own ``ReduceLROnPlateau`` on it. Per-run learning
+rates, temperatures and clipping thresholds are tensors; a run whose loss is not finite is frozen and
+reported "diverged", while the others go on.
 
-Each run keeps a "shell" on the CPU: a :class:`~lloydlib.model.LearnableTransformer`, a
-``torch.optim.Adam`` and its scheduler, which hold the run's weights, Adam moments and learning rate at
-checkpoints, in the format ``train`` writes, so a checkpoint of a stacked run can be resumed by ``train``
-and the other way round.
+Repeatable and resumable: every random draw is derived from the run's seed (tasks of step m from
+``derive_seed(seed, "train", m)``, validation tasks from ``derive_seed(seed, "val")``, initial weights from
+``derive_seed(seed, "init")``, attention dropout from ``derive_seed(seed, "dropout")``), so a run's numbers do
+not depend on the stack it trains in (equal to rounding: a stack of one and a stack of S agree within 1e-9
+in float64). Each run's :class:`~lloydlib.training.run_state.Shell` writes a checkpoint (model, Adam,
+scheduler, generator state, history) every ``checkpoint_every`` steps, so an interrupted stack resumes where
+it stopped, in any stack, and ends with the weights and history of an uninterrupted one.
 """
 
 from __future__ import annotations
@@ -27,18 +31,20 @@ import numpy as np
 import torch
 from tqdm import tqdm
 
+import lloydlib
+
 from .. import hardware
+from ..fast_layer import FUSED_LIMIT
+from ..losses import lloyd_baseline
 from ..tasks import sample_task_streams
 from .adam import adam_update
-from .cache import CHECKPOINT, read_checkpoint, save_torch
-from .config import DTYPES, TrainConfig, build_model, derive_seed
-from .loop import DISTRIBUTION_FIELDS, _State, _task_kwargs, _tasks, finished_run
-from .stacked_model import FUSED_LIMIT, StackShape, kmeans_losses, smoothed_losses, stacked_forward
+from .cache import CHECKPOINT, Run
+from .config import DTYPES, TASK_FIELDS, derive_seed
+from .run_state import Shell, sample, set_rng_state
+from .stacked_model import StackShape, kmeans_objective_unchecked, smoothed_losses, stacked_forward
 
 __all__ = ["Stack"]
 
-#: the fields that define a run's task distribution (two runs with equal values and seed draw equal tasks)
-TASK_FIELDS = ("seed", *DISTRIBUTION_FIELDS)
 #: at most this many score entries (runs x tasks x n x n) per validation chunk, on a CPU and on a GPU
 _VAL_ENTRIES = {"cpu": 1 << 24, "cuda": 1 << 28}
 #: on a CPU, chunks of about this many score entries stay in cache: validation takes 1/2 to 3/4 the time
@@ -56,88 +62,29 @@ def _allow_recompiles(limit: int = 64) -> None:
             break
 
 
-def _stream(config: TrainConfig) -> tuple:
-    return tuple(getattr(config, f) for f in TASK_FIELDS)
-
-
-class _Shell:
-    """One run's CPU-side state: model, Adam and scheduler (for checkpoints), history, status."""
-
-    def __init__(self, config: TrainConfig, dtype, ckpt_path):
-        self.config, self.ckpt_path = config, ckpt_path
-        with torch.random.fork_rng(devices=[]):
-            torch.manual_seed(derive_seed(config.seed, "init"))
-            self.model = build_model(config).to(dtype=dtype)
-            torch.manual_seed(derive_seed(config.seed, "dropout"))
-            self.rng = {"cpu": torch.get_rng_state()}  # what ``train`` saves: nothing draws from it here
-        self.opt = torch.optim.Adam(self.model.parameters(), lr=config.lr)
-        self.sched = None
-        if config.plateau:
-            self.sched = torch.optim.lr_scheduler.ReduceLROnPlateau(
-                self.opt, mode="min", factor=config.plateau_factor, patience=config.plateau_patience
-            )
-        self.run = _State()
-        self.status, self.diverged_at = "done", None
-        ck = read_checkpoint(ckpt_path, config) if ckpt_path is not None else None
-        if ck is not None:
-            self.model.load_state_dict(ck["model"])
-            self.opt.load_state_dict(ck["optimizer"])
-            if self.sched is not None:
-                self.sched.load_state_dict(ck["scheduler"])
-            self.rng = ck["rng"]
-            self.run.load(ck)
-
-    @property
-    def lr(self) -> float:
-        return self.opt.param_groups[0]["lr"]
-
-    def moments(self, shape: StackShape):
-        """(m, v, t) of this run's Adam, flattened like theta (zeros and 0 before the first step)."""
-        params = list(self.model.parameters())
-        if not self.opt.state:
-            zero = torch.zeros(shape.P, dtype=params[0].dtype)
-            return zero, zero.clone(), 0.0
-        states = [self.opt.state[p] for p in params]
-        m = torch.cat([s["exp_avg"].reshape(-1) for s in states])
-        v = torch.cat([s["exp_avg_sq"].reshape(-1) for s in states])
-        return m, v, float(states[0]["step"])
-
-    def store(self, shape: StackShape, theta, m, v, t) -> None:
-        """Put the stack's row of this run (weights, Adam moments and step count) into the shell."""
-        self.model.load_state_dict(shape.unflatten(theta))
-        if t > 0:
-            ms, vs = shape.split(m[None].detach().cpu()), shape.split(v[None].detach().cpu())
-            for name, p in zip(shape.names, self.model.parameters()):
-                self.opt.state[p] = dict(
-                    step=torch.tensor(float(t), dtype=torch.float32),
-                    exp_avg=ms[name][0].clone(),
-                    exp_avg_sq=vs[name][0].clone(),
-                )
-
-    def checkpoint(self) -> None:
-        state = dict(
-            key=self.config.key(),
-            model=self.model.state_dict(),
-            optimizer=self.opt.state_dict(),
-            scheduler=self.sched.state_dict() if self.sched is not None else None,
-            rng=self.rng,
-        )
-        save_torch(self.ckpt_path, state | self.run.to_dict())
-
-
 class Stack:
     """S runs of one stack key, trained together by :meth:`train`. ``run_dirs`` (one per config, or None)
-    are where checkpoints go; ``compile`` wraps the stacked step in ``torch.compile`` (eager if it fails)."""
+    are where checkpoints go; ``compile`` wraps the stacked step in ``torch.compile`` (eager if it fails).
+
+    Attention dropout draws its masks from torch's global generator, so runs with ``dropout > 0`` train
+    as stacks of one (a ValueError otherwise), eagerly (a compiled graph would draw other masks)."""
 
     def __init__(self, configs, device: torch.device, run_dirs, *, compile: bool = True, progress: bool = False):
         self.configs, self.device = list(configs), device
         c0 = self.configs[0]
+        if c0.dropout > 0 and len(self.configs) > 1:
+            raise ValueError(
+                f"runs with attention dropout train as stacks of one (their masks come from one generator), "
+                f"got a stack of {len(self.configs)} with dropout={c0.dropout:g}"
+            )
         self.dtype = DTYPES[c0.dtype]
         self.shape = StackShape(c0.d, c0.k, c0.embedding, c0.bias, c0.gamma)
         self.codes = self.shape.codes(self.dtype, device)
         self.regularizer, self.progress = c0.loss, progress
+        self.weighting, self.dropout = c0.weighting, c0.dropout
+        compile = compile and self.dropout == 0
         self.shells = [
-            _Shell(c, self.dtype, None if rd is None else rd / CHECKPOINT) for c, rd in zip(self.configs, run_dirs)
+            Shell(c, self.dtype, None if rd is None else rd / CHECKPOINT) for c, rd in zip(self.configs, run_dirs)
         ]
         kw = dict(dtype=self.dtype, device=device)
         self.theta = torch.stack([self.shape.flatten(s.model.state_dict()) for s in self.shells]).to(**kw)
@@ -159,7 +106,9 @@ class Stack:
     # --- pieces of a step -------------------------------------------------------------------------------
     def _loss(self, theta, X, C, tau):
         """Per-run training losses (S,) and whether each run's output and loss are finite (S,) bool."""
-        out = stacked_forward(self.shape, theta, X, C, self.codes)
+        out = stacked_forward(
+            self.shape, theta, X, C, self.codes, weighting=self.weighting, dropout=self.dropout, training=True
+        )
         losses = smoothed_losses(X, out, tau, self.regularizer)
         ok = torch.isfinite(out).flatten(1).all(1) & torch.isfinite(losses)
         return losses, ok
@@ -171,7 +120,7 @@ class Stack:
         draws, first, rows = {}, {}, []  # distribution -> {derived seed: row}; its first config; per run
         for shell, step, active in zip(self.shells, steps, self.active):
             c = shell.config
-            dist, seed = tuple(_task_kwargs(c).values()), derive_seed(c.seed, "train", step)
+            dist, seed = tuple(c.distribution().values()), derive_seed(c.seed, "train", step)
             if active:
                 first.setdefault(dist, c)
                 seeds = draws.setdefault(dist, {})
@@ -180,7 +129,7 @@ class Stack:
         Xs, Cs, offset = [], [], {}
         for dist, seeds in draws.items():
             c = first[dist]
-            kw = dict(device=self.device, dtype=self.dtype) | _task_kwargs(c)
+            kw = dict(device=self.device, dtype=self.dtype) | c.distribution()
             X, C = sample_task_streams(list(seeds), c.batch, c.n, c.d, c.k, **kw)
             offset[dist] = sum(len(x) for x in Xs)
             Xs.append(X)
@@ -192,14 +141,12 @@ class Stack:
 
     def _validation(self) -> None:
         """The validation tasks of every run (shared between runs of one stream) and their Lloyd baselines."""
-        from ..losses import lloyd_baseline
-
         sets, self.val_index = {}, []
         for shell in self.shells:
             c = shell.config
-            key = _stream(c)
+            key = tuple(getattr(c, f) for f in TASK_FIELDS)
             if key not in sets:
-                X, C0 = _tasks(c, c.val_tasks, derive_seed(c.seed, "val"), self.device, self.dtype)
+                X, C0 = sample(c, c.val_tasks, derive_seed(c.seed, "val"), self.device, self.dtype)
                 sets[key] = (len(sets), X, C0, lloyd_baseline(X, C0))
             self.val_index.append(sets[key][0])
         ordered = sorted(sets.values(), key=lambda s: s[0])
@@ -222,9 +169,9 @@ class Stack:
         ratios, losses, finite = [], [], torch.ones(len(runs), dtype=torch.bool, device=self.device)
         for s in range(0, V, chunk):
             X, C0 = self.val_X[idx, s : s + chunk], self.val_C[idx, s : s + chunk]
-            out = stacked_forward(self.shape, theta, X, C0, self.codes)
+            out = stacked_forward(self.shape, theta, X, C0, self.codes, weighting=self.weighting)
             finite &= torch.isfinite(out).flatten(1).all(1)
-            loss = kmeans_losses(X, out)
+            loss = kmeans_objective_unchecked(X, out)
             losses.append(loss)
             ratios.append(loss / self.val_base[idx, s : s + chunk])
         rel, mean = torch.cat(ratios, 1).mean(1).tolist(), torch.cat(losses, 1).mean(1).tolist()
@@ -264,24 +211,42 @@ class Stack:
         return values, ok
 
     # --- the loop -----------------------------------------------------------------------------------
-    def train(self) -> list:
-        """Train every run to its last step (or until it diverges); returns one finished
-        :class:`~lloydlib.training.cache.Run` per config, in the stack's order: its weights (a
-        ``LearnableTransformer`` on the CPU), history, per-step losses, status ("done" or "diverged") and
-        ``info`` (with ``stacked``, the stack size, ``compiled`` and ``compile_error``), not yet written
-        anywhere."""
+    def train(self, stop_at: int | None = None) -> list[Run]:
+        """Train every run to its last step (or until it diverges), or only up to step ``stop_at``.
+
+        Returns one :class:`~lloydlib.training.cache.Run` per config, in the stack's order, not yet written
+        anywhere: its weights (a ``LearnableTransformer`` on the CPU), history, per-step losses, status and
+        ``info`` (with ``stacked``, the stack size, ``compiled`` and ``compile_error``). The status is "done",
+        "diverged", or "partial" for a run that ``stop_at`` stopped before its last step; such a run's
+        checkpoint is written (where its run directory is given), and a later stack resumes it there.
+        Torch's global generator is left as it was.
+        """
+        with torch.random.fork_rng(devices=[self.device] if self.device.type == "cuda" else []):
+            if self.dropout > 0:  # a stack of one: its masks continue the run's generator
+                shell = self.shells[0]
+                if shell.rng is None:
+                    torch.manual_seed(derive_seed(shell.config.seed, "dropout"))
+                else:
+                    set_rng_state(shell.rng, self.device)
+            self._loop(stop_at)
+            return self._finish()  # a partial run's checkpoint keeps the generator's state
+
+    def _loop(self, stop_at: int | None) -> None:
         shells = self.shells
+        last = [s.config.steps if stop_at is None else min(stop_at, s.config.steps) for s in shells]
+        self.active = [a and s.run.step < end for a, s, end in zip(self.active, shells, last)]
         for s, shell in enumerate(shells):
             if not shell.run.rows:
                 (val, val_loss) = self.validate([s])[0]
                 shell.run.rows.append(
                     dict(step=0, train_loss=math.nan, val_rel_loss=val, val_loss=val_loss, lr=shell.lr, wall_time=0.0)
                 )
-        total = max(s.config.steps for s in shells)
         bar = None
         if self.progress:
             desc = f"stack of {len(shells)}: {shells[0].config.label()}"
-            bar = tqdm(total=total, initial=min(s.run.step for s in shells), desc=desc, leave=False, file=sys.stderr)
+            bar = tqdm(
+                total=max(last), initial=min(s.run.step for s in shells), desc=desc, leave=False, file=sys.stderr
+            )
         while any(self.active):
             steps = [s.run.step + 1 for s in shells]
             X, C = self._draw(steps)
@@ -308,13 +273,12 @@ class Stack:
                 self._evaluate(due)
             self._checkpoints()
             for s, shell in enumerate(shells):
-                if self.active[s] and shell.run.step >= shell.config.steps:
+                if self.active[s] and shell.run.step >= last[s]:
                     self.active[s] = False
             if bar is not None:
                 bar.update(1)
         if bar is not None:
             bar.close()
-        return self._finish()
 
     def _evaluate(self, due: list[int]) -> None:
         changed = False
@@ -341,25 +305,41 @@ class Stack:
         if changed:
             self.lr = torch.tensor([s.lr for s in self.shells], dtype=self.dtype, device=self.device)
 
+    def _checkpoint(self, s: int) -> None:
+        shell = self.shells[s]
+        shell.store(self.shape, self.theta[s].cpu(), self.m[s].cpu(), self.v[s].cpu(), float(self.t[s]))
+        shell.checkpoint(self.device)
+
     def _checkpoints(self) -> None:
         for s, shell in enumerate(self.shells):
             c, step = shell.config, shell.run.step
             if shell.ckpt_path is None or not self.active[s] or step % c.checkpoint_every or step >= c.steps:
                 continue
-            shell.store(self.shape, self.theta[s].cpu(), self.m[s].cpu(), self.v[s].cpu(), float(self.t[s]))
-            shell.checkpoint()
+            self._checkpoint(s)
 
-    def _finish(self) -> list:
+    def _finish(self) -> list[Run]:
         machine = hardware.describe(hardware.probe(self.device))
         out = []
         for s, shell in enumerate(self.shells):
+            c, run = shell.config, shell.run
+            partial = shell.status == "done" and run.step < c.steps  # stopped by stop_at
+            if partial and shell.ckpt_path is not None:
+                self._checkpoint(s)  # before the model below draws its initial weights from the generator
             model = self.shape.model(
-                self.theta[s].detach().cpu(),
-                dropout=shell.config.dropout,
-                weighting=shell.config.weighting,
-                fast=shell.config.fast,
+                self.theta[s].detach().cpu(), dropout=c.dropout, weighting=c.weighting, fast=c.fast
             ).eval()
-            run = finished_run(shell.config, model, shell.run, shell.status, shell.diverged_at, self.device, machine)
-            run.info.update(stacked=len(self.shells), compiled=self.compiled, compile_error=self.compile_error)
-            out.append(run)
+            info = dict(device=str(self.device), hardware=machine, resumed_from=run.resumed_from, cached=False)
+            info.update(stacked=len(self.shells), compiled=self.compiled, compile_error=self.compile_error)
+            if partial:
+                out.append(Run(c, model, run.arrays(), np.array(run.train_losses), "partial", info))
+                continue
+            info.update(
+                lloydlib=lloydlib.__version__,
+                seconds=run.wall,
+                cpu_seconds=run.cpu,
+                diverged_at=shell.diverged_at,
+                key=c.key(),
+                finished=time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+            )
+            out.append(Run(c, model, run.arrays(), np.array(run.train_losses), shell.status, info))
         return out

@@ -1,55 +1,47 @@
-"""Many runs at once as one stacked model: :func:`stack_key` and :func:`train_stack`.
+"""Training runs: :func:`train` (one run, a stack of one) and :func:`train_stack` (many as one stacked model).
 
 A one-layer model of Eq. 4 is a dozen small matrices: trained alone it leaves nearly all of a CPU's
 vector width (and all of a GPU) idle, and most of a step is the fixed cost of launching operations.
-Runs that share their shapes (d, k, n, embedding, loss, batch, dtype, ...) train as one model whose
-parameters have a leading "model" dimension S (:mod:`~lloydlib.training.stacked_model`), with a
+Runs that share their shapes (d, k, n, embedding, loss, batch, dtype, ...: :func:`stack_key`) train as one
+model whose parameters have a leading "model" dimension S (:mod:`~lloydlib.training.stacked_model`), with a
 vectorised Adam (:mod:`~lloydlib.training.adam`), so S runs cost little more than one; the stacked step
 runs under ``torch.compile`` (with an eager fallback), which removes most of the per-operation cost.
 S stays symbolic in the compiled step, so every stack of one :func:`stack_key` (but a stack of one)
 shares one graph, compiled once and then read from inductor's on-disk cache by the other processes.
 
-Each run of a stack is the run :func:`lloydlib.training.train` trains (same random streams, same
-history, same files; in float64 equal to rounding), see :mod:`~lloydlib.training.stack_engine`. Runs
-with attention dropout or sparsemax attention weights train one at a time with ``train`` instead.
+There is one engine, :class:`~lloydlib.training.stack_engine.Stack`; a run's numbers do not depend on the
+stack it trains in (see :mod:`~lloydlib.training.stack_engine`). Finished runs are cached
+(:mod:`lloydlib.training.cache`): a run asked for again is loaded.
 """
 
 from __future__ import annotations
 
 import os
-import tempfile
-import warnings
 from collections.abc import Sequence
 from dataclasses import fields
 from pathlib import Path
 
 import torch
 
-from .._validate import check_bool
-from .cache import Run, lookup, write_result
-from .config import TrainConfig
-from .loop import _resolve_device, train
+from .._validate import check_bool, check_int
+from .cache import Run, cache_dir, lookup, write_result
+from .config import PER_RUN_FIELDS, TrainConfig
 from .stack_engine import Stack
 
-__all__ = ["PER_RUN_FIELDS", "stack_key", "train_stack", "stackable"]
+__all__ = ["PER_RUN_FIELDS", "stack_key", "train", "train_stack"]
 
-#: fields that may differ between the runs of one stack (everything else must be equal)
-PER_RUN_FIELDS = (
-    "seed",
-    "tau",
-    "lr",
-    "clip",
-    "plateau",
-    "plateau_factor",
-    "plateau_patience",
-    "family",
-    "scale",
-    "isotropic",
-    "equal_weights",
-    "init",
-    "steps",
-    "checkpoint_every",
-)
+_cache_root = cache_dir  # ``train``'s argument ``cache_dir`` hides the function of that name
+
+
+def _resolve_device(name: str) -> torch.device:
+    if name == "auto":
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    try:
+        return torch.device(name)
+    except RuntimeError as e:
+        raise ValueError(f"device must be 'auto', 'cpu', 'cuda' or 'cuda:N', got {name!r}") from e
+
+
 #: stacks of at least this many run-steps (steps x runs) compile by default on a CPU (a first compilation
 #: takes one to four minutes on a busy 2-core machine; later ones hit the on-disk cache); a GPU always compiles
 COMPILE_MIN_STEPS = 20_000
@@ -61,12 +53,6 @@ def stack_key(config: TrainConfig) -> tuple:
     if not isinstance(config, TrainConfig):
         raise TypeError(f"config must be a TrainConfig, got {type(config).__name__}")
     return tuple((f.name, getattr(config, f.name)) for f in fields(config) if f.name not in PER_RUN_FIELDS)
-
-
-def stackable(config: TrainConfig) -> bool:
-    """Whether ``config`` trains in a true stack (no attention dropout, softmax attention weights);
-    :func:`train_stack` trains the others one at a time with :func:`~lloydlib.training.train`."""
-    return config.dropout == 0 and config.weighting == "softmax"
 
 
 def _check(configs) -> list[TrainConfig]:
@@ -95,6 +81,26 @@ def _compile_default(configs, device: torch.device) -> bool:
     return device.type == "cuda" or max(c.steps for c in configs) * len(configs) >= COMPILE_MIN_STEPS
 
 
+def train(
+    config: TrainConfig,
+    *,
+    cache_dir: str | os.PathLike | None = None,
+    progress: bool = True,
+    stop_at: int | None = None,
+) -> Run:
+    """Train one run (a stack of one), or load it from the cache when it was trained before; resume from a
+    checkpoint.
+
+    ``cache_dir`` overrides the cache root (see :func:`lloydlib.training.cache_dir`). ``progress`` shows
+    a tqdm bar. ``stop_at`` trains only up to that step, writes a checkpoint there and returns a
+    "partial" run (a later call continues from it). Returns a :class:`~lloydlib.training.Run`, written
+    into the cache when finished.
+    """
+    if not isinstance(config, TrainConfig):
+        raise TypeError(f"config must be a TrainConfig, got {type(config).__name__}")
+    return train_stack([config], cache_dir=_cache_root(cache_dir), progress=progress, stop_at=stop_at)[0]
+
+
 def train_stack(
     configs: Sequence[TrainConfig],
     *,
@@ -103,25 +109,30 @@ def train_stack(
     write: bool = True,
     device=None,
     compile: bool | None = None,
+    stop_at: int | None = None,
 ) -> list[Run]:
     """Train (or load) every config of one stack as one stacked model; returns runs in the order given.
 
     All configs must share :func:`stack_key` (else a ValueError names the first that does not). With
     ``cache_dir`` (a cache root), runs already there are loaded, checkpoints are written there every
-    ``checkpoint_every`` steps (an interrupted stack resumes from them, and ``train`` can resume them
-    too), and with ``write`` each finished run is written as ``train`` writes it
-    (:func:`~lloydlib.training.cache.write_result`); ``write=False`` writes no result, and
-    ``cache_dir=None`` nothing at all. ``device`` overrides the configs' ``device`` ("cpu", "cuda", ...).
-    ``compile`` wraps the stacked step in ``torch.compile`` (default: on a GPU, and on a CPU for stacks of
-    at least :data:`COMPILE_MIN_STEPS` run-steps; ``$LLOYD_COMPILE=0`` turns it off); if compilation
-    fails the stack trains eagerly and says so in each run's ``info["compile_error"]``. The returned runs
-    hold their models on the CPU and pickle; ``info["stacked"]`` is the stack size, and ``seconds`` the
-    wall-clock time of the stack's steps (shared by its runs).
+    ``checkpoint_every`` steps (an interrupted stack resumes from them, in a stack of any size), and with
+    ``write`` each finished run is written (:func:`~lloydlib.training.cache.write_result`); ``write=False``
+    writes no result, and ``cache_dir=None`` nothing at all. ``device`` overrides the configs' ``device``
+    ("cpu", "cuda", ...). ``compile`` wraps the stacked step in ``torch.compile`` (default: on a GPU, and on
+    a CPU for stacks of at least :data:`COMPILE_MIN_STEPS` run-steps; ``$LLOYD_COMPILE=0`` turns it off); if
+    compilation fails the stack trains eagerly and says so in each run's ``info["compile_error"]``.
+    ``stop_at`` trains only up to that step: runs that stop before their last step come back "partial",
+    with a checkpoint (and are not written as results). Runs with attention dropout train one at a time
+    (their masks come from torch's global generator). The returned runs hold their models on the CPU and
+    pickle; ``info["stacked"]`` is the stack size, and ``seconds`` the wall-clock time of the stack's steps
+    (shared by its runs).
     """
     configs = _check(configs)
     progress, write = check_bool("progress", progress), check_bool("write", write)
     if compile is not None:
         compile = check_bool("compile", compile)
+    if stop_at is not None:
+        stop_at = check_int("stop_at", stop_at, 1)
     if not configs:
         return []
     root = None if cache_dir is None else Path(cache_dir)
@@ -138,31 +149,13 @@ def train_stack(
         else:
             todo[key] = c.replace(device=str(dev))
     missing = list(todo.values())
-    if missing and not stackable(missing[0]):
-        warnings.warn(
-            "attention dropout or sparsemax attention weights do not train in a stack; "
-            f"training {len(missing)} runs one at a time",
-            stacklevel=2,
-        )
-        for c in missing:
-            found[c.key()] = _train_alone(c, root, write, progress)
-    elif missing:
-        run_dirs = [None if root is None else root / "runs" / c.key() for c in missing]
-        if compile is None:
-            compile = _compile_default(missing, dev)
-        stack = Stack(missing, dev, run_dirs, compile=compile, progress=progress)
-        for run in stack.train():
-            if root is not None and write:
+    if compile is None:
+        compile = _compile_default(missing, dev) if missing else False
+    stacks = [[c] for c in missing] if missing and missing[0].dropout > 0 else [missing] if missing else []
+    for stack in stacks:
+        run_dirs = [None if root is None else root / "runs" / c.key() for c in stack]
+        for run in Stack(stack, dev, run_dirs, compile=compile, progress=progress).train(stop_at):
+            if root is not None and write and run.status != "partial":
                 run.info["path"] = str(write_result(root, run))
             found[run.config.key()] = run
     return [found[c.key()] for c in configs]
-
-
-def _train_alone(config: TrainConfig, root: Path | None, write: bool, progress: bool) -> Run:
-    if root is not None and write:
-        return train(config, cache_dir=root, progress=progress)
-    with tempfile.TemporaryDirectory() as tmp:
-        run = train(config, cache_dir=tmp, progress=progress)
-    run.info.pop("path", None)
-    run.model = run.model.to("cpu")
-    return run

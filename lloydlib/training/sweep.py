@@ -14,7 +14,7 @@ from tqdm import tqdm
 
 from .._validate import check_bool, check_choice, check_int
 from .cache import Run, cache_dir
-from .config import DTYPES, TrainConfig, check_field
+from .config import DTYPES, TrainConfig
 from .executors import EXECUTORS, execute
 from .stacked import stack_key
 from .store import lookup
@@ -48,9 +48,7 @@ def grid(base: TrainConfig | None = None, **axes) -> list[TrainConfig]:
     values = [v if isinstance(v, (list, tuple)) else [v] for v in axes.values()]
     for name, v in zip(names, values):
         if not v:
-            raise ValueError(f"axis {name!r} of the grid is empty")
-        for value in v:
-            check_field(name, value)  # names the field, even where the product would not reach the value
+            raise ValueError(f"axis {name!r} of the grid is empty")  # else the product would be empty
     return [base.replace(**dict(zip(names, combo))) for combo in itertools.product(*values)]
 
 
@@ -74,7 +72,10 @@ def _attention_bytes(config: TrainConfig) -> int:
 def stack_limit(config: TrainConfig, memory_bytes: int | None = None) -> int:
     """How many runs like ``config`` one stack may hold. On a CPU (``memory_bytes`` None): :data:`MAX_STACK`,
     fewer when their attention (:func:`_attention_bytes` a run) would pass :data:`STACK_BYTES`. On a GPU with
-    ``memory_bytes`` free: :data:`MAX_STACK_GPU`, fewer when it would pass :data:`GPU_MEMORY_SHARE` of them."""
+    ``memory_bytes`` free: :data:`MAX_STACK_GPU`, fewer when it would pass :data:`GPU_MEMORY_SHARE` of them.
+    Runs with attention dropout train alone (1)."""
+    if config.dropout > 0:  # attention dropout's masks come from one generator: see Stack
+        return 1
     if memory_bytes is None:
         budget, cap = STACK_BYTES, MAX_STACK
     else:

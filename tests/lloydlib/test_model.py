@@ -69,10 +69,10 @@ def test_fast_equals_plain_at_the_benchmark_size(embedding):
 
 @pytest.mark.parametrize("fused_limit, blocked", [(0, True), (0, False), (10**9, True)])
 def test_fast_equals_plain_with_and_without_the_fused_kernel(fused_limit, blocked, monkeypatch):
-    import lloydlib.model
+    import lloydlib.fast_layer
 
-    monkeypatch.setattr(lloydlib.model, "FUSED_LIMIT", fused_limit)  # 0: never the explicit scores
-    monkeypatch.setattr(lloydlib.model, "BLOCKED_ON_CPU", blocked)  # then blocked_attention, or the fused kernel
+    monkeypatch.setattr(lloydlib.fast_layer, "FUSED_LIMIT", fused_limit)  # 0: never the explicit scores
+    monkeypatch.setattr(lloydlib.fast_layer, "BLOCKED_ON_CPU", blocked)  # then blocked_attention, or the fused kernel
     X, C = L.sample_tasks(3, 50, 5, 7, seed=4, dtype=F64)
     fast, plain = _pair(5, 7, "BN", seed=4)
     _assert_same(fast, plain, X, C)

@@ -1,4 +1,4 @@
-"""lloydlib.training.stacked: a run trained in a stack is the run ``train`` trains alone."""
+"""lloydlib.training.stacked: a run trained in a stack of S is the run ``train`` trains as a stack of one."""
 
 import pickle
 
@@ -9,7 +9,7 @@ from _support import assert_raises_naming
 
 from lloydlib import training
 from lloydlib.training import TrainConfig, stack_engine
-from lloydlib.training.stacked import stack_key, stackable, train_stack
+from lloydlib.training.stacked import stack_key, train_stack
 
 
 def close(a, b, rtol=1e-9) -> bool:
@@ -137,12 +137,12 @@ def test_a_stack_resumes_a_run_that_train_began_and_runs_of_other_lengths(tmp_pa
 
 def test_runs_with_one_task_stream_share_the_draw(mixed, monkeypatch):
     draws, val_draws = [], []
-    real, real_val = stack_engine.sample_task_streams, stack_engine._tasks
+    real, real_val = stack_engine.sample_task_streams, stack_engine.sample
     monkeypatch.setattr(
         stack_engine, "sample_task_streams", lambda seeds, *a, **k: draws.append(seeds) or real(seeds, *a, **k)
     )
     monkeypatch.setattr(
-        stack_engine, "_tasks", lambda c, count, seed, *a: val_draws.append(seed) or real_val(c, count, seed, *a)
+        stack_engine, "sample", lambda c, count, seed, *a: val_draws.append(seed) or real_val(c, count, seed, *a)
     )
     same_seed = [mixed[0], mixed[0].replace(tau=1.0), mixed[0].replace(lr=0.05), mixed[0].replace(seed=1)]
     train_stack(same_seed)
@@ -161,7 +161,7 @@ def test_each_run_draws_from_its_own_task_distribution():
     stack = stack_engine.Stack(configs, torch.device("cpu"), [None] * len(configs), compile=False)
     X, C = stack._draw([2] * len(configs))
     for s, c in enumerate(configs):
-        x, c0 = stack_engine._tasks(c, c.batch, training.derive_seed(c.seed, "train", 2), "cpu", torch.float32)
+        x, c0 = stack_engine.sample(c, c.batch, training.derive_seed(c.seed, "train", 2), "cpu", torch.float32)
         assert torch.equal(X[s], x) and torch.equal(C[s], c0), c.label()
 
 
@@ -181,13 +181,18 @@ def test_stack_key_and_bad_input(mixed):
     assert_raises_naming(lambda: stack_key("x"), TypeError, ["config", "TrainConfig"])
 
 
-def test_dropout_falls_back_to_train_with_a_warning(tmp_path, mixed):
+def test_dropout_runs_train_as_stacks_of_one(tmp_path, mixed):
     c = mixed[0].replace(dropout=0.1)
-    assert not stackable(c) and stackable(mixed[0])
-    with pytest.warns(UserWarning, match="one at a time"):
-        (run,) = train_stack([c], cache_dir=tmp_path / "x", write=False)
-    assert "path" not in run.info and not list((tmp_path / "x").glob("runs/*/result.pt"))
-    assert_same_run(training.train(c, cache_dir=tmp_path / "y", progress=False), run, rtol=0)
+    runs = train_stack([c, c.replace(seed=1)], cache_dir=tmp_path / "x", write=False)
+    assert all(r.info["stacked"] == 1 and not r.info["compiled"] for r in runs)
+    assert "path" not in runs[0].info and not list((tmp_path / "x").glob("runs/*/result.pt"))
+    assert_same_run(training.train(c, cache_dir=tmp_path / "y", progress=False), runs[0], rtol=0)
+    assert not np.allclose(runs[0].train_losses, train_stack([mixed[0]])[0].train_losses)  # dropout acted
+    assert_raises_naming(
+        lambda: stack_engine.Stack([c, c.replace(seed=1)], torch.device("cpu"), [None, None], compile=False),
+        ValueError,
+        ["dropout", "stacks of one"],
+    )
 
 
 def test_float32_stack_is_close_to_train(tmp_path, tiny):

@@ -153,12 +153,14 @@ def test_write_store_refuses_bad_input(runs, tmp_path):
         training.open_store(tmp_path / "nowhere")
 
 
-def _reader(root, ready, stop, out):
+def _reader(root, ready, stop, out, count):
     seen, reads = set(), 0
     ready.release()
     while not stop.is_set():
         seen.add(tuple(sorted(training.RunStore(root).keys())))
         reads += 1
+        with count.get_lock():
+            count.value += 1
     out.put((sorted(seen), reads))
 
 
@@ -166,14 +168,16 @@ def test_readers_see_the_old_store_or_the_new_one_while_it_is_rewritten(runs, tm
     old, new = {"a": runs[:2]}, {"a": runs[2:4], "b": runs[4:]}
     training.write_store(tmp_path, old, rebuild="x")
     ctx = mp.get_context("spawn")
-    out, ready, stop = ctx.Queue(), ctx.Semaphore(0), ctx.Event()
-    readers = [ctx.Process(target=_reader, args=(tmp_path, ready, stop, out)) for _ in range(2)]
+    out, ready, stop, count = ctx.Queue(), ctx.Semaphore(0), ctx.Event(), ctx.Value("i", 0)
+    readers = [ctx.Process(target=_reader, args=(tmp_path, ready, stop, out, count)) for _ in range(2)]
     for p in readers:
         p.start()
     for _ in readers:
         assert ready.acquire(timeout=120)
     writes, t0 = 0, time.monotonic()
-    while time.monotonic() - t0 < 3:  # rewrite the store back and forth while both read it
+    # rewrite the store back and forth while both read it: for 3 s, and on a busy machine until each side
+    # has passed 10 (reads and writes interleave many times), at most 120 s
+    while time.monotonic() - t0 < 3 or (min(writes, count.value) <= 10 and time.monotonic() - t0 < 120):
         training.write_store(tmp_path, new if writes % 2 == 0 else old, rebuild="x")
         writes += 1
     stop.set()

@@ -1,4 +1,5 @@
-"""lloydlib.training.loop: a run learns, is repeatable and resumable, and reports divergence."""
+"""lloydlib.training.stack_engine through train (a stack of one): a run learns, is repeatable and resumable,
+and reports divergence."""
 
 import json
 import math
@@ -8,7 +9,7 @@ import pytest
 import torch
 
 from lloydlib import training
-from lloydlib.training import TrainConfig, loop
+from lloydlib.training import TrainConfig, stack_engine
 
 
 def states_equal(a: torch.nn.Module, b: torch.nn.Module) -> bool:
@@ -54,7 +55,7 @@ def test_resume_gives_the_same_run_bitwise_in_float64(tmp_path, tiny, dropout):
 def test_a_crash_resumes_from_the_last_checkpoint(tmp_path, tiny, monkeypatch):
     cfg = TrainConfig(**dict(tiny, dtype="float64"))
     full = training.train(cfg, cache_dir=tmp_path / "a", progress=False)
-    real = loop.training_loss
+    real = stack_engine.smoothed_losses
     calls = {"n": 0}
 
     def crash_at_step_23(*args, **kwargs):
@@ -63,10 +64,10 @@ def test_a_crash_resumes_from_the_last_checkpoint(tmp_path, tiny, monkeypatch):
             raise KeyboardInterrupt("simulated interruption")
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(loop, "training_loss", crash_at_step_23)
+    monkeypatch.setattr(stack_engine, "smoothed_losses", crash_at_step_23)
     with pytest.raises(KeyboardInterrupt):
         training.train(cfg, cache_dir=tmp_path / "b", progress=False)
-    monkeypatch.setattr(loop, "training_loss", real)
+    monkeypatch.setattr(stack_engine, "smoothed_losses", real)
     run_dir = tmp_path / "b" / "runs" / cfg.key()
     assert (run_dir / "checkpoint.pt").exists() and not (run_dir / "result.pt").exists()
     resumed = training.train(cfg, cache_dir=tmp_path / "b", progress=False)
@@ -90,7 +91,7 @@ def test_a_cached_run_is_loaded_not_retrained(cache, tiny, monkeypatch):
     def fail(*args, **kwargs):
         raise AssertionError("trained again instead of loading the cache")
 
-    monkeypatch.setattr(loop, "_train", fail)
+    monkeypatch.setattr(stack_engine.Stack, "train", fail)
     again = training.train(cfg, progress=False)
     assert again.info["cached"] is True and states_equal(first.model, again.model) and same_history(first, again)
     # the device and the checkpoint interval do not change the key: a GPU run is read on a CPU
@@ -99,18 +100,13 @@ def test_a_cached_run_is_loaded_not_retrained(cache, tiny, monkeypatch):
 
 def test_a_diverging_run_is_reported_not_hidden(cache, tiny, monkeypatch):
     cfg = TrainConfig(**tiny)
-    real = loop.build_model
+    real = stack_engine.stacked_forward
 
-    class Exploding(torch.nn.Module):
-        def __init__(self, inner):
-            super().__init__()
-            self.inner = inner
+    def exploding(*args, training=False, **kwargs):
+        out = real(*args, training=training, **kwargs)
+        return out * math.inf if training else out
 
-        def forward(self, X, C):
-            out = self.inner(X, C)
-            return out * math.inf if self.training else out
-
-    monkeypatch.setattr(loop, "build_model", lambda c: Exploding(real(c)))
+    monkeypatch.setattr(stack_engine, "stacked_forward", exploding)
     run = training.train(cfg, progress=False)
     assert run.status == "diverged" and run.info["diverged_at"] == 1 and run.final_val == math.inf
     assert run.final_train() == math.inf
