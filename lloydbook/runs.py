@@ -16,7 +16,7 @@ runs) is trained once and committed under ``results/runs/`` (the format is
   scale lack (nothing at ``ci`` and ``default`` when the store is complete), so that the chapters'
   stacks share the training processes;
 - ``drift``: measures how far re-training drifts from the stored runs by rounding alone (one or two
-  torch threads, the single-run engine), the basis of :data:`TOLERANCE`, into ``results/store_drift.json``.
+  torch threads), the basis of :data:`TOLERANCE`, into ``results/store_drift.json``.
 """
 
 from __future__ import annotations
@@ -48,8 +48,8 @@ PER_SHAPE = 2
 #: largest relative differences allowed: (step 1, later steps). Measured (``drift``, results/store_drift.json):
 #: re-trained as the verification does, the 880 stored runs differ from themselves by at most 2.8e-7 at step 1
 #: (float32 rounding) and 2.0e-3 within 300 steps, when rounding flips a discrete choice (a sparsemax support)
-#: and the trajectories part by a finite step; two threads (1.6e-3) and the single-run engine (2.0e-3) no
-#: more. The tolerances are 35 and 5 times those.
+#: and the trajectories part by a finite step; two threads (1.6e-3) and the single-run engine of that time
+#: (2.0e-3, before ``train`` became a stack of one) no more. The tolerances are 35 and 5 times those.
 TOLERANCE = (1e-5, 1e-2)
 
 

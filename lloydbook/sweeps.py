@@ -170,7 +170,7 @@ def runs(name: str, *, scale: str | None = None, progress: bool = False, **where
     store = results.store()
     cache = results.use_cache()
     in_store = 0 if store is None else sum(c in store for c in cfgs)
-    in_cache = sum(c not in (store or ()) and training.lookup(c, [cache]) is not None for c in cfgs)
+    in_cache = sum(c not in (store or ()) and training.cache.has(c, [cache]) for c in cfgs)  # read once, below
     t0 = time.time()
     out = training.train_many(
         cfgs,

@@ -39,6 +39,7 @@ from ._validate import check_centers, check_choice, check_float_dtype, check_int
 
 __all__ = [
     "EMBEDDINGS",
+    "check_coded",
     "code_dim",
     "embedding_dim",
     "cluster_codes",
@@ -101,7 +102,8 @@ def embed_centers(C: torch.Tensor, embedding: str) -> torch.Tensor:
 FORMULAS = ("direct", "expanded")
 
 
-def _check_coded(embedding: str) -> str:
+def check_coded(embedding: str) -> str:
+    """``embedding`` if it is one that carries a cluster code (not "NA"); a ValueError naming it otherwise."""
     check_choice("embedding", embedding, EMBEDDINGS)
     if embedding == "NA":
         raise ValueError(
@@ -120,7 +122,7 @@ def code_sqdists(
     the code norms.
     """
     k = check_int("k", k, 1)
-    _check_coded(embedding)
+    check_coded(embedding)
     check_choice("formula", formula, FORMULAS)
     check_float_dtype("dtype", dtype)
     c = cluster_codes(k, embedding, dtype=torch.float64).to(dtype)
@@ -142,7 +144,7 @@ def code_margin(
     """
     k = check_int("k", k, 2)
     chunk = check_int("chunk", chunk, 1)
-    _check_coded(embedding)
+    check_coded(embedding)
     check_choice("formula", formula, FORMULAS)
     check_float_dtype("dtype", dtype)
     c = cluster_codes(k, embedding, dtype=torch.float64).to(dtype)
@@ -173,7 +175,7 @@ def embedding_norms(d: int, k: int, embedding: str) -> dict[str, float]:
     """
     d = check_int("d", d, 1)
     k = check_int("k", k, 2)
-    _check_coded(embedding)
+    check_coded(embedding)
     codes = cluster_codes(k, embedding, dtype=torch.float64)
     d_emb = embedding_dim(d, k, embedding)
     d_E = {"OH": d + 1, "BN": d + code_dim(k, "BN"), "SC": d + (k - 1) ** 2}[embedding]

@@ -2,8 +2,9 @@
 
 Shapes: X (batch, n, d) points, C (batch, k, d) centers; r_ij = ||x_i - c_j||^2 (batch, n, k).
 
-* :func:`kmeans_loss` is the exact, non-differentiable k-means loss of Eq. 5 of the Leaner paper,
-  L(X, C) = sum_i min_j r_ij, per task.
+* the exact, non-differentiable k-means loss of Eq. 5 of the Leaner paper, L(X, C) = sum_i min_j r_ij per
+  task, is :func:`lloydlib.kmeans_objective` (one name for Eq. 5; ``lloydlib.training.stacked_model``'s
+  ``kmeans_objective_unchecked`` is the same sum over any leading dimensions, without input checks).
 * :func:`smoothed_loss` is the smoothed upper bound of Eqs. 24-29,
   L~^tau_Omega(X, C) = sum_i <P_Omega(-r_i / tau), r_i>, per task, with P_Omega the regularised argmax of
   Eq. 25: softmax for the negative-entropy regulariser ("NE", Eq. 26) and sparsemax for the squared
@@ -26,7 +27,6 @@ from .lloyd import kmeans_objective, lloyd_step, sqdist
 
 __all__ = [
     "REGULARIZERS",
-    "kmeans_loss",
     "regularized_argmax",
     "smoothed_loss",
     "training_loss",
@@ -36,11 +36,6 @@ __all__ = [
 ]
 
 REGULARIZERS = ("NE", "L2")
-
-
-def kmeans_loss(X: torch.Tensor, C: torch.Tensor) -> torch.Tensor:
-    """The k-means loss of Eq. 5, sum_i min_j ||x_i - c_j||^2, per task: shape (batch,)."""
-    return kmeans_objective(X, C)
 
 
 def regularized_argmax(z: torch.Tensor, regularizer: str = "NE", dim: int = -1) -> torch.Tensor:
@@ -89,7 +84,7 @@ def training_loss(X: torch.Tensor, C: torch.Tensor, tau: float, regularizer: str
 
 def smoothing_gap(X: torch.Tensor, C: torch.Tensor, tau: float, regularizer: str = "NE") -> torch.Tensor:
     """L~^tau_Omega - L per task (batch,): how loose the upper bound is; always >= 0."""
-    return smoothed_loss(X, C, tau, regularizer) - kmeans_loss(X, C)
+    return smoothed_loss(X, C, tau, regularizer) - kmeans_objective(X, C)
 
 
 def lloyd_baseline(X: torch.Tensor, C0: torch.Tensor) -> torch.Tensor:
@@ -137,5 +132,5 @@ def relative_loss(
             "the one-step Lloyd loss is 0 for some task (every point is a center), so the "
             "relative loss of Eq. 20 is undefined there; use tasks with n > k distinct points"
         )
-    ratio = kmeans_loss(X, C_model) / baseline
+    ratio = kmeans_objective(X, C_model) / baseline
     return ratio.mean() if reduction == "mean" else ratio

@@ -112,11 +112,11 @@ def sample_mixture(
             mu = orthonormal_centroids(k, d, batch=batch, generator=g)
         else:
             mu = orthonormal_centroids(k, d, basis=centroids == "basis", generator=g).expand(batch, k, d)
-    X, Z = _draw_tokens(mu, L, sigma, g, torch.float64)
+    X, Z = draw_tokens(mu, L, sigma, g, torch.float64)
     return Mixture(X.to(device=device, dtype=dtype), mu.contiguous().to(device=device, dtype=dtype), Z.to(device))
 
 
-def _draw_tokens(mu: torch.Tensor, L: int, sigma: float, g: torch.Generator, noise_dtype):
+def draw_tokens(mu: torch.Tensor, L: int, sigma: float, g: torch.Generator, noise_dtype):
     """Tokens (batch, L, d) float64 and components (batch, L) for centroids mu (batch, K, d) float64.
 
     Training draws its noise in float32 (about five times faster on CPU) and computes in float64.

@@ -138,10 +138,10 @@ def layer_risk(X: torch.Tensor, Lam: torch.Tensor, c: float, form: str = "R1") -
     Lam = check_heads(Lam, X)
     c = check_positive("c", c)
     check_choice("form", form, FORMS)
-    return _mhat_risk(X.transpose(1, 2) @ X / X.shape[1], Lam, c, form)
+    return mhat_risk(X.transpose(1, 2) @ X / X.shape[1], Lam, c, form)
 
 
-def _mhat_risk(Mhat: torch.Tensor, Lam: torch.Tensor, c: float, form: str) -> torch.Tensor:
+def mhat_risk(Mhat: torch.Tensor, Lam: torch.Tensor, c: float, form: str) -> torch.Tensor:
     """:func:`layer_risk` from Mhat (…, d, d) and Lam (…, H, d) broadcasting against it: (…)."""
     Y = Lam @ Mhat  # (…, H, d): rows lambda_h^T Mhat
     LML = Y @ Lam.transpose(-1, -2)  # (…, H, H): Lam Mhat Lam^T

@@ -23,8 +23,8 @@ import torch
 from .. import _random
 from .._validate import check_choice, check_int, check_nonneg, check_positive, check_tensor
 from ._checks import check_centroids, check_heads
-from .data import _draw_tokens, second_moment
-from .heads import FORMS, _mhat_risk, population_risk
+from .data import draw_tokens, second_moment
+from .heads import FORMS, mhat_risk, population_risk
 
 __all__ = [
     "UPDATES",
@@ -257,10 +257,10 @@ def train_heads(
                 Lam.requires_grad_(True)
                 loss = population_risk(Lam, M, c, form)
             else:
-                X, _ = _draw_tokens(mu.expand(runs * batch, k, d), L, sigma, g_data, torch.float32)
+                X, _ = draw_tokens(mu.expand(runs * batch, k, d), L, sigma, g_data, torch.float32)
                 Mhat = (X.transpose(1, 2) @ X / L).view(runs, batch, d, d)
                 Lam.requires_grad_(True)
-                loss = _mhat_risk(Mhat, Lam[:, None], c, form).mean(1)
+                loss = mhat_risk(Mhat, Lam[:, None], c, form).mean(1)
             if penalty > 0:
                 loss = loss + penalty * orthogonality_penalty(Lam)
             (grad,) = torch.autograd.grad(loss.sum(), Lam)

@@ -3,7 +3,7 @@
 The same set of runs (Algorithm 1 of the Leaner paper at one (d, k, n, batch), a mix of temperatures
 tau and seeds) trains for a fixed number of steps in two forms: stacked, with
 :func:`lloydlib.training.stacked.train_stack`, and one at a time with :func:`lloydlib.training.train`
-the way ``train_many`` trained them before stacking (``workers`` processes, each with
+(each a stack of one) the way ``train_many`` trained them before stacking (``workers`` processes, each with
 ``torch threads // workers`` threads). On a CPU the stacked form trains the stacks ``train_many`` makes
 for ``workers`` workers (:func:`lloydlib.training.sweep.plan`) in as many processes (intra-op threads of
 one process wait on each other on a busy machine). Both are timed on the wall clock, in interleaved

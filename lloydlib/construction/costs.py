@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from .._validate import check_choice, check_int
-from ..embeddings import _check_coded, code_dim, embedding_dim
+from ..embeddings import check_coded, code_dim, embedding_dim
 
 __all__ = ["CONSTRUCTIONS", "param_count", "keep_price"]
 
@@ -18,7 +18,7 @@ def param_count(d: int, k: int, embedding: str, *, construction: str = "theorem"
     """
     d = check_int("d", d, 1)
     k = check_int("k", k, 1)
-    _check_coded(embedding)
+    check_coded(embedding)
     check_choice("construction", construction, CONSTRUCTIONS)
     D = embedding_dim(d, k, embedding) if construction == "theorem" else 2 * d + code_dim(k, embedding) + 2
     return 12 * D * D + (12 * D if biases else 0)
@@ -28,7 +28,7 @@ def keep_price(d: int, k: int, embedding: str) -> dict[str, int]:
     """What the keep construction adds to Theorem B.1: token width and extra tokens per stream."""
     d = check_int("d", d, 1)
     k = check_int("k", k, 1)
-    _check_coded(embedding)
+    check_coded(embedding)
     base = embedding_dim(d, k, embedding)
     keep = 2 * d + code_dim(k, embedding) + 2
     return {

@@ -20,7 +20,7 @@ from .._validate import (
 )
 from ..attention import distance_attention
 from ..embeddings import EMBEDDINGS, cluster_codes, code_dim
-from .theorem import _gammas
+from .theorem import head_gammas
 
 __all__ = ["KEEP_EPS", "keep_layout", "keep_weights", "KeepTransformer", "keep_transformer"]
 
@@ -146,7 +146,7 @@ class KeepTransformer(nn.Module):
         self.embedding = check_choice("embedding", embedding, EMBEDDINGS)
         self.layout = keep_layout(d, k, embedding)
         self.lam = math.sqrt(d + 1) if lam is None else check_positive("lam", lam)
-        self.gammas = _gammas(gamma)
+        self.gammas = head_gammas(gamma)
         self.d_emb = self.layout["g"].stop
         Q, K, V = keep_weights(d, k, embedding, lam=self.lam, eps=eps, dtype=dtype)
         self.register_buffer("Q", Q)

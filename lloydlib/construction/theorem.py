@@ -49,7 +49,14 @@ from .._validate import (
 from ..attention import WEIGHTINGS, distance_attention
 from ..embeddings import EMBEDDINGS, code_dim, embed_centers, embed_points, embedding_dim
 
-__all__ = ["theorem_weights", "ExactTransformer", "exact_transformer", "soft_kmeans_transformer", "CENTER_UPDATES"]
+__all__ = [
+    "theorem_weights",
+    "ExactTransformer",
+    "exact_transformer",
+    "soft_kmeans_transformer",
+    "CENTER_UPDATES",
+    "head_gammas",
+]
 
 
 CENTER_UPDATES = ("distance", "linear")
@@ -74,7 +81,8 @@ def theorem_weights(d: int, k: int, embedding: str = "BN", *, dtype=torch.float6
     return Q, K, V
 
 
-def _gammas(gamma) -> tuple[float, float, float, float]:
+def head_gammas(gamma) -> tuple[float, float, float, float]:
+    """The four heads' temperatures from ``gamma``: one number for all, or a sequence of four (checked)."""
     if isinstance(gamma, Sequence) and not isinstance(gamma, str):
         if len(gamma) != 4:
             raise ValueError(
@@ -115,7 +123,7 @@ class ExactTransformer(nn.Module):
                 f"row normalisation divides by zero"
             )
         self.weighting = check_choice("weighting", weighting, WEIGHTINGS)
-        self.gammas = _gammas(gamma)
+        self.gammas = head_gammas(gamma)
         self.d_emb = embedding_dim(d, k, embedding)
         Q, K, V = theorem_weights(d, k, embedding, dtype=dtype)
         self.register_buffer("Q", Q)

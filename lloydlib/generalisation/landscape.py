@@ -50,6 +50,7 @@ from .._validate import (
     check_points,
     check_positive,
 )
+from ..lloyd import kmeans_objective
 from ..model import LearnableTransformer
 from ..training.stacked_model import StackShape, stacked_forward
 
@@ -243,7 +244,7 @@ def task_surfaces(
 
     def measures(Xs, C):  # Xs (m, n, d), C (m, k, d) -> kind -> (m,)
         sm = losses.smoothed_loss(Xs, C, tau, regularizer)
-        km = losses.kmeans_loss(Xs, C)
+        km = kmeans_objective(Xs, C)
         return {"smoothed": sm, "kmeans": km, "gap": sm - km}
 
     shape = _stack_shape(model) if stacked else None

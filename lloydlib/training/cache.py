@@ -46,6 +46,7 @@ __all__ = [
     "CacheError",
     "cache_dir",
     "Run",
+    "has",
     "lookup",
     "roots",
     "load_runs",
@@ -155,6 +156,14 @@ def roots(dirs) -> list[Path]:
     if isinstance(dirs, (str, os.PathLike)):
         return [Path(dirs)]
     return [Path(d) for d in dirs]
+
+
+def has(config: TrainConfig, dirs=None) -> bool:
+    """Whether one of ``dirs`` (default: :func:`cache_dir`) holds the finished run of ``config``: a file test,
+    nothing is read (:func:`lookup` reads it)."""
+    if not isinstance(config, TrainConfig):
+        raise TypeError(f"config must be a TrainConfig, got {type(config).__name__}")
+    return any((root / "runs" / config.key() / RESULT).exists() for root in roots(dirs))
 
 
 def lookup(config: TrainConfig, dirs=None) -> Run | None:

@@ -47,17 +47,15 @@ def _parser() -> argparse.ArgumentParser:
         epilog="Examples: python -m lloydlib train --d 4 --k 6 --n 64 --steps 500 --embedding OH BN --seed 0 1; "
         "python -m lloydlib train --sweep sweep.json --device cuda --executor ray --address auto",
     )
-    defaults = TrainConfig()
-    for name in _FIELDS:
-        default = getattr(defaults, name)
+    for f in fields(TrainConfig):  # each field's help and check are declared once, in TrainConfig
         p.add_argument(
-            f"--{name.replace('_', '-')}",
-            dest=name,
+            f"--{f.name.replace('_', '-')}",
+            dest=f.name,
             nargs="+",
-            type=_option_type(name),
+            type=_option_type(f.name),
             default=None,
-            metavar=name.upper(),
-            help=f"(default {default})",
+            metavar=f.name.upper(),
+            help=f"{f.metadata['help']} (default {f.default}; {f.metadata['role']})",
         )
     p.add_argument(
         "--sweep",

@@ -79,9 +79,10 @@ def _device(name, value):
 
 
 #: what a field's role may be: "shared" by the runs of one stack, "per-run" (may differ within a stack),
-#: "task" (per-run, and with the seed it fixes the run's task stream), "execution" (where and how the run is
-#: executed, not what it computes: per-run, left out of the cache key)
-ROLES = ("shared", "per-run", "task", "execution")
+#: "task" (per-run, and with the seed it fixes the run's task stream); and two that say how a run is executed,
+#: not what it computes (left out of the cache key): "execution" (per-run) and "placement" (where the stack
+#: trains: shared)
+ROLES = ("shared", "per-run", "task", "execution", "placement")
 
 
 def _field(default, check, role: str, help: str):
@@ -136,7 +137,7 @@ class TrainConfig:
     eval_every: int = _field(50, _int(1), "shared", "steps between validations (Eq. 20)")
     val_tasks: int = _field(320, _int(1), "shared", "fixed validation tasks")
     dtype: str = _field("float32", _choice(DTYPES), "shared", "float32 or float64")
-    device: str = _field("auto", _device, "execution", "auto, cpu, cuda or cuda:N")
+    device: str = _field("auto", _device, "placement", "auto, cpu, cuda or cuda:N")
     checkpoint_every: int = _field(500, _int(1), "execution", "steps between checkpoints")
 
     def __post_init__(self):
@@ -180,7 +181,7 @@ def _role(*roles) -> tuple[str, ...]:
 
 
 #: fields that say where and how a run is executed, not what it computes: left out of the cache key
-EXECUTION_FIELDS = _role("execution")
+EXECUTION_FIELDS = _role("execution", "placement")
 #: fields that choose a run's task distribution (with its seed, they fix its task stream)
 DISTRIBUTION_FIELDS = tuple(name for name in _role("task") if name != "seed")
 #: what fixes a run's tasks: two runs with equal values draw equal tasks

@@ -65,7 +65,7 @@ def test_smoothed_loss_matches_the_equations_by_hand(reg, tau):
 def test_kmeans_loss_is_a_lower_bound(seed, k, tau, reg):
     X, C = L.sample_tasks(4, 30, 3, k, seed=seed, dtype=torch.float64)
     C = C.roll(1, dims=0) if seed % 2 else C  # centers that do not sit on the points too
-    exact = losses.kmeans_loss(X, C)
+    exact = L.kmeans_objective(X, C)
     smooth = losses.smoothed_loss(X, C, tau, reg)
     assert bool((smooth >= exact - 1e-12 * (1 + exact)).all())
     assert bool((losses.smoothing_gap(X, C, tau, reg) >= -1e-12 * (1 + exact)).all())
@@ -74,13 +74,13 @@ def test_kmeans_loss_is_a_lower_bound(seed, k, tau, reg):
 def test_kmeans_loss_is_equation_5():
     X = torch.tensor([[[0.0, 0.0], [1.0, 0.0], [4.0, 0.0]]], dtype=torch.float64)
     C = torch.tensor([[[0.0, 0.0], [3.0, 0.0]]], dtype=torch.float64)
-    assert torch.equal(losses.kmeans_loss(X, C), torch.tensor([0.0 + 1.0 + 1.0], dtype=torch.float64))
+    assert torch.equal(L.kmeans_objective(X, C), torch.tensor([0.0 + 1.0 + 1.0], dtype=torch.float64))
 
 
 def test_ne_tends_to_the_kmeans_loss_as_tau_goes_to_zero():
     X, C = L.sample_tasks(3, 40, 4, 6, seed=2, dtype=torch.float64)
     C = C + 0.02
-    exact = losses.kmeans_loss(X, C)
+    exact = L.kmeans_objective(X, C)
     gaps = [float((losses.smoothed_loss(X, C, tau, "NE") - exact).max()) for tau in (1.0, 0.1, 1e-2, 1e-3, 1e-5)]
     assert all(a > b for a, b in zip(gaps, gaps[1:]))  # strictly tighter as tau falls
     assert gaps[-1] < 1e-8
@@ -98,7 +98,7 @@ def test_l2_equals_the_kmeans_loss_at_positive_tau_when_the_margin_is_large():
     margin = float((r[..., 1] - r[..., 0]).min())
     assert margin > 0
     tau = margin  # exactly the largest tau at which every point is hard-assigned
-    exact = losses.kmeans_loss(X, C)
+    exact = L.kmeans_objective(X, C)
     torch.testing.assert_close(losses.smoothed_loss(X, C, tau, "L2"), exact, rtol=1e-12, atol=1e-12)
     # NE at the same tau is strictly looser, and L2 loosens once tau passes the margin
     assert bool((losses.smoothed_loss(X, C, tau, "NE") > exact).all())
@@ -145,7 +145,7 @@ def test_relative_loss_is_one_for_a_lloyd_step_and_below_for_two():
     per_task = losses.relative_loss(X, C0, C2, reduction="none")
     assert per_task.shape == (16,) and bool((per_task <= 1 + 1e-12).all())
     # an expectation of ratios (the authors' code), not a ratio of expectations
-    ratio = losses.kmeans_loss(X, C2) / losses.lloyd_baseline(X, C0)
+    ratio = L.kmeans_objective(X, C2) / losses.lloyd_baseline(X, C0)
     assert float(losses.relative_loss(X, C0, C2)) == pytest.approx(float(ratio.mean()), rel=1e-14)
     base = losses.lloyd_baseline(X, C0)
     assert float(losses.relative_loss(X, C0, C2, baseline=base)) == float(losses.relative_loss(X, C0, C2))

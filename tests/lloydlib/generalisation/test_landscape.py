@@ -100,7 +100,7 @@ def test_float64_works_on_a_copy(model, tasks):
 
     def loss_fn(m):
         seen.append(m.Q.dtype)
-        return losses.kmeans_loss(X.double(), m(X.double(), C0.double())).mean()
+        return L.kmeans_objective(X.double(), m(X.double(), C0.double())).mean()
 
     S = LS.loss_surface(model, loss_fn, LS.random_directions(model, 0), grid=3, dtype=torch.float64)
     assert set(seen) == {torch.float64} and model.Q.dtype == torch.float32

@@ -42,8 +42,9 @@ def test_files_are_written_atomically(tmp_path):
 
 def test_a_finished_run_is_found_and_loaded(cache, tiny):
     cfg = TrainConfig(**tiny)
-    assert training.lookup(cfg) is None
+    assert training.lookup(cfg) is None and not training.cache.has(cfg)
     first = training.train(cfg, progress=False)
+    assert training.cache.has(cfg) and training.cache.has(cfg, [cache.parent / "other", cache])
     again = training.lookup(cfg)
     assert again.info["cached"] is True and states_equal(first.model, again.model)
     assert training.lookup(cfg, cache) is not None and training.lookup(cfg, [cache.parent / "other", cache])
@@ -52,6 +53,8 @@ def test_a_finished_run_is_found_and_loaded(cache, tiny):
     assert "status=done" in repr(again) and again.final_train() == pytest.approx(again.train_losses[-5:].mean())
     with pytest.raises(TypeError, match="config must be a TrainConfig"):
         training.lookup({"d": 2})
+    with pytest.raises(TypeError, match="config must be a TrainConfig"):
+        training.cache.has({"d": 2})
     with pytest.raises(ValueError, match="root must be an existing store or cache root"):
         training.load_runs(cache.parent / "nowhere")
 

@@ -124,3 +124,19 @@ def test_check_field_checks_one_value_on_its_own():
     assert_raises_naming(lambda: check_field("seed", [0, 1]), TypeError, ["seed must be a single value", "list"])
     assert_raises_naming(lambda: check_field("d", "4"), TypeError, ["d must be an integer", "str"])
     assert_raises_naming(lambda: check_field("bias", 1), TypeError, ["bias must be a bool", "int"])
+
+
+def test_each_field_declares_its_check_role_and_help_once():
+    from lloydlib.training import config
+
+    for f in dataclasses.fields(TrainConfig):
+        assert set(f.metadata) == {"check", "role", "help"} and f.metadata["role"] in config.ROLES, f.name
+        assert f.metadata["help"] and check_field(f.name, f.default) == f.default
+    assert set(config.EXECUTION_FIELDS) == {"device", "checkpoint_every"}
+    assert config.DISTRIBUTION_FIELDS == ("family", "scale", "isotropic", "equal_weights", "init")
+    assert config.TASK_FIELDS == ("seed", *config.DISTRIBUTION_FIELDS)
+    assert set(config.PER_RUN_FIELDS) == {
+        "seed", "tau", "lr", "clip", "plateau", "plateau_factor", "plateau_patience", "family", "scale", "isotropic",
+        "equal_weights", "init", "steps", "checkpoint_every",
+    }  # fmt: skip
+    assert TrainConfig(family="cauchy").distribution()["family"] == "cauchy"
