@@ -5,7 +5,9 @@ The library never imports this package. It holds what only the chapters need:
 - :mod:`lloydbook.book`: start a chapter (settings at the active ``LLOYD_SCALE``, device, seeds);
 - :mod:`lloydbook.scales`: every chapter's settings for the three scales, one table;
 - :mod:`lloydbook.glue`: a Colab-safe ``glue``;
-- :mod:`lloydbook.claims`: the claims each chapter checks, and their table for the Scorecard;
+- :mod:`lloydbook.claims`: the claims each chapter checks and the statements it leaves open, as rows of data
+  (``registry``), their table (``render``), and the Sphinx extension that builds the Scorecard from them
+  (``sphinx``);
 - :mod:`lloydbook.results`: the checkout's folders (recorded results, the run store, the training cache);
 - :mod:`lloydbook.sweeps`: every sweep a chapter trains or reads, listed once (the registry);
 - :mod:`lloydbook.runs`: the run store's commands (``python -m lloydbook.runs check|verify|build|...``);
@@ -19,7 +21,6 @@ The library never imports this package. It holds what only the chapters need:
   (what leanness buys), :mod:`lloydbook.learning` and :mod:`lloydbook.figures` (the two learning chapters),
   :mod:`lloydbook.many_steps`, :mod:`lloydbook.families` and :mod:`lloydbook.landscapes` (the three
   generalisation chapters), :mod:`lloydbook.lemmas` (the lemmas), :mod:`lloydbook.attention_clustering` (attention-based clustering);
-- :mod:`lloydbook.sphinx_scorecard`: the Sphinx extension that checks the Scorecard page.
 """
 
 from . import book, claims

@@ -27,7 +27,7 @@ def test_builds_execute_strictly():
 def test_mathjax_is_local_and_macros_defined():
     sphinx = CONFIG["sphinx"]
     assert "sphinx-mathjax-offline" in sphinx["extra_extensions"]
-    assert "lloydbook.sphinx_scorecard" in sphinx["extra_extensions"]
+    assert "lloydbook.claims.sphinx" in sphinx["extra_extensions"]
     assert "mathjax_path" not in sphinx["config"], "sphinx-mathjax-offline sets mathjax_path itself"
     macros = sphinx["config"]["mathjax3_config"]["tex"]["macros"]
     for name in ("R", "dEmb", "argmin", "argmax", "Lt"):

@@ -2,8 +2,8 @@
 
 Stored without outputs; cell 1 a markdown title; the first code cell the Colab bootstrap, tagged
 remove-cell; then ``book.setup("<chapter key>")`` in the next code cell that does more than import, with the
-book layer imported from ``lloydbook``; every chapter in _toc.yml; the claims table last. (That the Scorecard
-pastes every chapter's claims table is checked in tests/scripts/test_update_scorecard.py.)
+book layer imported from ``lloydbook``; every chapter in _toc.yml; the claims table last. (The Scorecard is
+built from every chapter's glued rows: tests/lloydbook/claims/test_sphinx.py.)
 """
 
 import ast
@@ -12,14 +12,12 @@ import re
 from pathlib import Path
 
 import pytest
-from _support import load_script
+import yaml
 
-from lloydbook.scales import SCALES
+from lloydbook.book import CHAPTERS
 
 ROOT = Path(__file__).resolve().parents[2]
 
-
-update_scorecard = load_script("update_scorecard")
 
 NOTEBOOKS = sorted((ROOT / "book").glob("*.ipynb"))
 IDS = [p.name for p in NOTEBOOKS]
@@ -37,7 +35,21 @@ def source(cell):
     return "".join(cell["source"]) if isinstance(cell["source"], list) else cell["source"]
 
 
-toc_files = update_scorecard.toc_files
+def toc_files() -> list[str]:
+    """Every file of _toc.yml in order, without suffix (``book/01_lloyd``)."""
+    toc = yaml.safe_load((ROOT / "_toc.yml").read_text(encoding="utf-8"))
+    files = [toc["root"]]
+
+    def walk(entries):
+        for e in entries or []:
+            if "file" in e:
+                files.append(e["file"])
+            walk(e.get("sections"))
+
+    walk(toc.get("chapters"))
+    for part in toc.get("parts", []):
+        walk(part.get("chapters"))
+    return [re.sub(r"\.(ipynb|md)$", "", f) for f in files]
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=IDS)
@@ -123,7 +135,7 @@ def test_setup_cell_starts_the_chapter(path):
     assert key is not None, (
         f'{path.name}: the first code cell after the bootstrap and the imports must call book.setup("<chapter key>")'
     )
-    assert key in SCALES, f"{path.name}: chapter key {key!r} is not in lloydbook/scales.py ({sorted(SCALES)})"
+    assert key in CHAPTERS, f"{path.name}: chapter key {key!r} is not in lloydbook.book.CHAPTERS ({sorted(CHAPTERS)})"
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=IDS)
@@ -136,11 +148,11 @@ def test_every_chapter_is_in_the_toc(path):
 def test_claims_table_is_in_the_last_code_cell(path):
     nb = load(path)
     cells = code_cells(nb)
-    calls = [i for i, c in enumerate(cells) if re.search(r"claims\.table\(\)", source(c))]
-    if not any("claims.record(" in source(c) for c in cells):
-        assert not calls, f"{path.name} calls claims.table() but records no claims"
+    calls = [i for i, c in enumerate(cells) if re.search(r"\b(claims|ch)\.table\(\)", source(c))]
+    if not any(re.search(r"\b(claims|ch)\.(record|decide)\(", source(c)) for c in cells):
+        assert not calls, f"{path.name} calls ch.table() but records no claims"
         return
-    assert calls == [len(cells) - 1], f"{path.name}: claims.table() must be called once, in the last code cell"
+    assert calls == [len(cells) - 1], f"{path.name}: ch.table() must be called once, in the last code cell"
 
 
 def test_toc_ends_with_scorecard_and_references():

@@ -1,11 +1,13 @@
-"""Tests of lloydbook.claims: recording, asserting and gluing a chapter's claims; bad input raises clear errors."""
+"""lloydbook.claims.registry and .table: recording, asserting and gluing a chapter's rows; bad input raises clear errors."""
 
 import json
+import sys
 
 import numpy as np
 import pytest
 
 from lloydbook import book, claims
+from lloydbook.claims import render as table_module
 
 
 def good(**over):
@@ -41,6 +43,7 @@ def test_record_keeps_rows_in_order_and_counts(chapter):
         "not reproduced": 1,
         "beyond the paper": 1,
         "background": 1,
+        "open": 0,
     }
     assert rows[2].paper == "0.75" and rows[2].ours == "0.5"
 
@@ -129,7 +132,7 @@ def test_id_must_carry_the_chapter_key(chapter):
 
 
 def test_record_before_any_chapter_raises(monkeypatch):
-    monkeypatch.setattr(claims, "_chapter", None)
+    monkeypatch.setattr(sys.modules["lloydbook.claims.registry"], "_chapter", None)
     with pytest.raises(RuntimeError, match="book.setup"):
         claims.record("lloyd-a", **good())
     with pytest.raises(RuntimeError, match="book.setup"):
@@ -151,6 +154,7 @@ def test_glue_keys():
         "not reproduced": "claims-lloyd-not-reproduced",
         "beyond the paper": "claims-lloyd-beyond-the-paper",
         "background": "claims-lloyd-background",
+        "open": "claims-lloyd-open",
     }
     with pytest.raises(ValueError):
         claims.glue_keys("Bad Key")
@@ -158,7 +162,7 @@ def test_glue_keys():
 
 def test_table_glues_the_table_and_counts(chapter, monkeypatch):
     glued = {}
-    monkeypatch.setattr(claims, "glue", lambda name, obj, display=True: glued.setdefault(name, (obj, display)))
+    monkeypatch.setattr(table_module, "glue", lambda name, obj, display=True: glued.setdefault(name, (obj, display)))
     claims.record("lloyd-a", **good(statement="objective $L(X, C) \\le 1$ & <b>", ours=0.5))
     claims.record("lloyd-b", **good(statement="second", verdict="partly"))
     assert claims.table() is None  # shown once, by the glue
@@ -171,6 +175,7 @@ def test_table_glues_the_table_and_counts(chapter, monkeypatch):
         "claims-lloyd-not-reproduced": 0,
         "claims-lloyd-beyond-the-paper": 0,
         "claims-lloyd-background": 0,
+        "claims-lloyd-open": 0,
     }
     html = table._repr_html_()
     assert 'class="claims-table mathjax_process"' in html
@@ -199,3 +204,33 @@ def test_code_spans_and_math_in_html(chapter):
     claims.record("lloyd-a", **good(statement="matches `KMeans(algorithm='lloyd')` for $k \\ge 2$"))
     html = claims.ClaimsTable("lloyd", claims.claims())._repr_html_()
     assert "<code>KMeans(algorithm='lloyd')</code>" in html and r"\(k \ge 2\)" in html and "`" not in html
+
+
+def test_open_rows_are_kept_apart_and_never_verdicts(chapter):
+    claims.record("lloyd-a", **good(setting="n=32, d=4, k=6; 6,000 steps; 10 seeds"))
+    row = claims.open_row(
+        "lloyd-b",
+        statement="OH and BN differ at d=4",
+        source="Leaner paper, Fig. 3",
+        paper="they differ",
+        decides="n=512, 10,000 steps, 10 seeds: python -m lloydlib train ...",
+        ours="undetermined at n=32",
+    )
+    assert row.kind == "open" and row.verdict == "open" and row.setting == ""
+    assert [r.id for r in claims.claims()] == ["lloyd-a"] and [r.id for r in claims.open_rows()] == ["lloyd-b"]
+    assert claims.counts()["open"] == 1 and claims.counts()["reproduced"] == 1
+    table = claims.ClaimsTable("lloyd", claims.rows())
+    html = table._repr_html_()
+    assert "<th>Setting</th>" in html and "n=32, d=4, k=6" in html and "decided by:" in html
+    assert 'class="claim-verdict verdict-open">open<' in html
+    back = claims.ClaimsTable.from_json(json.loads(json.dumps(table._repr_json_())))
+    assert back.rows == table.rows and back.chapter == "lloyd"
+    with pytest.raises(ValueError, match="decides"):
+        claims.open_row("lloyd-c", statement="s", source="x", paper="p", decides=" ")
+
+
+def test_rows_read_back_from_json_only_when_whole():
+    with pytest.raises(ValueError, match="fields"):
+        claims.Row.from_dict({"id": "lloyd-a"})
+    with pytest.raises(ValueError, match="chapter"):
+        claims.ClaimsTable.from_json({"rows": []})

@@ -1,0 +1,62 @@
+"""The book's claims, in one place: what a chapter checks, and how the Scorecard shows it all.
+
+The protocol, from a chapter cell to the Scorecard page:
+
+1. A chapter (``ch = lloydbook.book.setup(key)``) records each paper statement it covers as a **row**
+   (:mod:`~lloydbook.claims.registry`): a **claim** (:func:`record`, or ``ch.record`` / ``ch.decide``) with
+   its statement, source, the paper's value, ours, the verdict stated beforehand, the ``setting`` where it
+   was decided (n, d, k, steps, seeds), and the check that asserts the verdict (a failed check stops the
+   chapter); or an **open row** (:func:`open_row`, ``ch.open``) for a statement the build does not decide,
+   with the setting and the command that would. Open rows are never assertions and never verdicts.
+2. The chapter's last cell, :func:`table` (``ch.table()``), shows its rows and glues them
+   (:mod:`~lloydbook.claims.render`): ``claims-<key>`` holds the table as HTML and the rows as JSON, with
+   counts ``claims-<key>-n`` (claims), ``claims-<key>-<verdict>`` and ``claims-<key>-open``.
+3. The Sphinx extension :mod:`lloydbook.claims.sphinx` builds the Scorecard page (``{scorecard}`` in
+   ``book/scorecard.md``) from those JSON rows: a summary of every chapter's counts with a total, and every
+   chapter's table; it fails the strict build when two chapters use one claim id.
+
+The verdicts (defined for readers in book/intro.md): "reproduced", "partly", "not reproduced",
+"beyond the paper" (a result the papers do not claim, which the book proves or measures) and
+"background" (a known result from outside the two papers that the book relies on, checked like the rest
+but not a claim of theirs). Statements and values may hold inline math as ``$...$`` and code in backticks.
+"""
+
+from .registry import (
+    KINDS,
+    OPEN,
+    VERDICTS,
+    Claim,
+    Row,
+    chapter,
+    claims,
+    counts,
+    open_row,
+    open_rows,
+    record,
+    rows,
+    slug,
+    start,
+)
+from .render import COLUMNS, ClaimsTable, glue_keys, html_text, table
+
+__all__ = [
+    "VERDICTS",
+    "OPEN",
+    "KINDS",
+    "COLUMNS",
+    "Row",
+    "Claim",
+    "ClaimsTable",
+    "start",
+    "chapter",
+    "record",
+    "open_row",
+    "rows",
+    "claims",
+    "open_rows",
+    "counts",
+    "glue_keys",
+    "table",
+    "html_text",
+    "slug",
+]

@@ -1,0 +1,103 @@
+"""A chapter's rows as a table (HTML for the page, JSON for the Scorecard) and :func:`table`, which glues them."""
+
+from __future__ import annotations
+
+import html
+import re
+
+from ..glue import glue
+from .registry import OPEN, VERDICTS, Row, _check_key, chapter, counts, rows, slug
+
+__all__ = ["COLUMNS", "ClaimsTable", "glue_keys", "table", "html_text"]
+
+#: the table's columns (an open row's "Verdict" cell reads "open", its "Ours" cell what would decide it)
+COLUMNS = ("Claim", "Statement", "Source", "Setting", "Paper", "Ours", "Verdict")
+
+_CODE = re.compile(r"`([^`]+)`")
+_INLINE_MATH = re.compile(r"(?<!\\)\$(?!\$)(.+?)(?<!\\)\$")
+
+
+def html_text(text: str) -> str:
+    """Escape for HTML; a backticked span becomes <code>, ``$...$`` MathJax's inline math ``\\(...\\)``."""
+    out = []
+    for i, part in enumerate(_CODE.split(text)):  # even indices: prose, odd: code spans
+        part = html.escape(part, quote=False)
+        if i % 2:
+            out.append(f"<code>{part}</code>")
+        else:
+            out.append(_INLINE_MATH.sub(lambda m: r"\(" + m.group(1) + r"\)", part))
+    return "".join(out)
+
+
+def _ours(r: Row) -> str:
+    if r.kind != OPEN:
+        return html_text(r.ours)
+    return f"{html_text(r.ours)}<br><em>decided by:</em> {html_text(r.decides)}"
+
+
+class ClaimsTable:
+    """A chapter's rows as an HTML table (the book, Jupyter), as JSON (``_repr_json_``: what the Scorecard
+    reads, the rows as data) and as plain text."""
+
+    COLUMNS = COLUMNS
+
+    def __init__(self, chapter_key: str, rows: list[Row]):
+        self.chapter = chapter_key
+        self.rows = list(rows)
+
+    def _repr_html_(self) -> str:
+        head = "".join(f"<th>{c}</th>" for c in self.COLUMNS)
+        body = []
+        for r in self.rows:
+            v = slug(r.verdict)
+            cells = [f"<td><code>{html.escape(r.id)}</code></td>"]
+            cells += [f"<td>{html_text(t)}</td>" for t in (r.statement, r.source, r.setting or "-", r.paper)]
+            cells.append(f"<td>{_ours(r)}</td>")
+            cells.append(f'<td><span class="claim-verdict verdict-{v}">{r.verdict}</span></td>')
+            body.append(f'<tr id="claim-{r.id}" class="verdict-{v}">{"".join(cells)}</tr>')
+        return (
+            f'<table class="claims-table mathjax_process" data-chapter="{html.escape(self.chapter)}">'
+            f"<thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
+        )
+
+    def _repr_json_(self) -> dict:
+        return {"chapter": self.chapter, "rows": [r.to_dict() for r in self.rows]}
+
+    @classmethod
+    def from_json(cls, data: dict) -> ClaimsTable:
+        """The table of ``_repr_json_``'s dict (what the Scorecard reads back from a chapter's glue)."""
+        if not isinstance(data, dict) or set(data) != {"chapter", "rows"} or not isinstance(data["rows"], list):
+            raise ValueError(f"a claims table's JSON must be {{'chapter': key, 'rows': [...]}}, got {str(data)[:80]}")
+        return cls(_check_key("chapter", data["chapter"]), [Row.from_dict(r) for r in data["rows"]])
+
+    def __repr__(self) -> str:
+        lines = [" | ".join(self.COLUMNS)]
+        for r in self.rows:
+            ours = r.ours if r.kind != OPEN else f"{r.ours}; decided by: {r.decides}"
+            lines.append(" | ".join((r.id, r.statement, r.source, r.setting or "-", r.paper, ours, r.verdict)))
+        return "\n".join(lines)
+
+
+def glue_keys(chapter_key: str) -> dict[str, str]:
+    """The glue keys :func:`table` writes for a chapter: ``"table"``, ``"n"`` (claims, open rows not
+    counted), one per verdict and ``"open"``."""
+    chapter_key = _check_key("chapter", chapter_key)
+    keys = {"table": f"claims-{chapter_key}", "n": f"claims-{chapter_key}-n"}
+    keys.update({v: f"claims-{chapter_key}-{slug(v)}" for v in (*VERDICTS, OPEN)})
+    return keys
+
+
+def table() -> None:
+    """Show the chapter's rows and glue them (the table, with its rows as JSON, and the counts) for the
+    Scorecard page. Call it in the chapter's last code cell. It displays the table itself and returns None,
+    so the table is not shown twice."""
+    key = chapter()
+    found = rows()
+    if not any(r.kind == "claim" for r in found):
+        raise ValueError(f"chapter {key!r} recorded no claims; call claims.record(...) before claims.table()")
+    keys = glue_keys(key)
+    glue(keys["table"], ClaimsTable(key, found), display=True)
+    n = counts()
+    glue(keys["n"], sum(n[v] for v in VERDICTS), display=False)
+    for verdict, count in n.items():
+        glue(keys[verdict], count, display=False)
