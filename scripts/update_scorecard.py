@@ -6,8 +6,10 @@ Usage: python scripts/update_scorecard.py          # print what the page should 
        python scripts/update_scorecard.py --check  # exit 1 if book/scorecard.md is out of date
 
 The page pastes what the chapters glue (lloydbook.claims.table): this script only writes the glue
-references, in table of contents order, for every chapter in _toc.yml whose notebook calls
-``claims.table()``. Everything above the line "## Summary" in the page is kept as written.
+references, in table of contents order, for every chapter in _toc.yml whose notebook shows its claims
+table: ``ch.table()`` on the chapter that ``ch = book.setup("<key>")`` returns (or ``claims.table()``).
+The chapter's key is the one its ``book.setup`` call names. Everything above the line "## Summary" in the
+page is kept as written.
 """
 
 from __future__ import annotations
@@ -46,8 +48,24 @@ def toc_files(root: Path = ROOT) -> list[str]:
     return [re.sub(r"\.(ipynb|md)$", "", f) for f in files]
 
 
+#: ``book.setup("<key>")``, with the name its chapter is bound to when there is one (``ch = book.setup(...)``)
+SETUP = re.compile(r"""(?:\b([A-Za-z_]\w*)\s*=\s*)?\bbook\.setup\(\s*["']([a-z0-9-]+)["']""")
+
+
+def chapter_of(code: str) -> tuple[str, bool] | None:
+    """The chapter key a notebook's code starts with ``book.setup("<key>")``, and whether the code shows
+    the chapter's claims table (``<chapter>.table()`` on what setup returned, or ``claims.table()``);
+    None when the code never calls ``book.setup`` with a literal key."""
+    m = SETUP.search(code)
+    if m is None:
+        return None
+    names = ["claims"] + ([m.group(1)] if m.group(1) else [])
+    shows = any(re.search(rf"(?<![\w.]){re.escape(name)}\.table\(\s*\)", code) for name in names)
+    return m.group(2), shows
+
+
 def chapters_with_claims(root: Path = ROOT) -> list[tuple[str, str]]:
-    """(notebook file name, chapter key) for each toc chapter whose notebook calls claims.table()."""
+    """(notebook file name, chapter key) for each toc chapter whose notebook shows its claims table."""
     out = []
     for entry in toc_files(root):
         path = root / f"{entry}.ipynb"
@@ -55,9 +73,9 @@ def chapters_with_claims(root: Path = ROOT) -> list[tuple[str, str]]:
             continue
         nb = json.loads(path.read_text(encoding="utf-8"))
         code = "\n".join("".join(c["source"]) for c in nb["cells"] if c["cell_type"] == "code")
-        key = re.search(r"""book\.setup\(\s*["']([a-z0-9-]+)["']""", code)
-        if key and "claims.table()" in code:
-            out.append((path.name, key.group(1)))
+        found = chapter_of(code)
+        if found is not None and found[1]:
+            out.append((path.name, found[0]))
     return out
 
 

@@ -32,11 +32,16 @@ def small_book(tmp_path):
         "    sections:\n    - file: book/02_b.ipynb\n  - file: book/03_c\n  - file: book/scorecard\n",
         encoding="utf-8",
     )
-    (tmp_path / "book" / "01_a.ipynb").write_text(notebook('book.setup("alpha")', "claims.table()"), encoding="utf-8")
-    (tmp_path / "book" / "02_b.ipynb").write_text(
-        notebook("book.setup('beta-two')", "claims.table()"), encoding="utf-8"
+    (tmp_path / "book" / "01_a.ipynb").write_text(
+        notebook('ch = book.setup("alpha")\nP = ch.P', 'ch.record("x", **row)', "ch.table()"), encoding="utf-8"
     )
-    (tmp_path / "book" / "03_c.ipynb").write_text(notebook('book.setup("gamma")'), encoding="utf-8")  # no claims
+    (tmp_path / "book" / "02_b.ipynb").write_text(  # the older form: claims.table()
+        notebook("P = book.setup('beta-two').P", "claims.table()"), encoding="utf-8"
+    )
+    # no claims table: a table of another object, or of a name that is not the chapter
+    (tmp_path / "book" / "03_c.ipynb").write_text(
+        notebook('ch = book.setup("gamma")', "lean.table()\nbench.table()\nother.ch.table()"), encoding="utf-8"
+    )
     (tmp_path / "book" / "scorecard.md").write_text("# Scorecard\n\nWritten by hand.\n\n## Summary\n\nold\n")
     return tmp_path
 
@@ -71,3 +76,32 @@ def test_summary_has_one_column_per_verdict_and_the_total():
     keys = glue_keys("lloyd")
     expected = [f"01_lloyd.ipynb::{keys[v]}:d" for v in VERDICTS] + ["01_lloyd.ipynb::claims-lloyd-n:d"]
     assert [c.strip()[len("{glue:text}`") : -1] for c in row.split("|")[2:-1]] == expected
+
+
+def test_chapter_of_finds_the_key_and_the_claims_table():
+    of = update_scorecard.chapter_of
+    assert of('import x\nch = book.setup("many-steps")\nch.table()') == ("many-steps", True)
+    assert of("chapter = book.setup( 'shapes' )\nchapter.table()") == ("shapes", True)
+    assert of('book.setup("lloyd")\nclaims.table()') == ("lloyd", True)
+    assert of('ch = book.setup("lloyd")\nch.record("a")') == ("lloyd", False)
+    assert of('ch = book.setup("lloyd")\nx = lean.table()\nbench.table()\nch.table1()') == ("lloyd", False)
+    assert of('other = book.setup("lloyd")\nch.table()') == ("lloyd", False)
+    assert of("ch = book.setup(key)\nch.table()") is None  # no literal key
+    assert of("claims.table()") is None
+
+
+def test_every_chapter_is_pasted_under_its_key():
+    """Each chapter of the book is on the page under the key its notebook's name gives (05_shapes ->
+    shapes): what --write produces once every chapter calls book.setup with its own key."""
+    expected = []
+    for entry in update_scorecard.toc_files():
+        path = ROOT / f"{entry}.ipynb"
+        if path.exists():
+            expected.append((path.name, path.stem.split("_", 1)[1].replace("_", "-")))
+    found = update_scorecard.chapters_with_claims()
+    wrong = [f"{nb}: book.setup({key!r}), not {want!r}" for (nb, key), (_, want) in zip(found, expected) if key != want]
+    assert found == expected, wrong or f"chapters with a claims table {found}, expected {expected}"
+    page = update_scorecard.render()
+    for nb, key in expected:
+        assert f"```{{glue}} claims-{key}\n:doc: {nb}\n```" in page
+        assert f"{{glue:text}}`{nb}::claims-{key}-n:d`" in page
