@@ -94,10 +94,12 @@ class Chapter:
     and the glue, seeds and claims that carry its key. Made by :func:`setup`."""
 
     def __init__(self, key: str, seed_value: int = 0):
+        if not isinstance(key, str):
+            raise TypeError(f"chapter must be a chapter key (str), one of {sorted(CHAPTERS)}; got {key!r}")
         self.key = check_choice("chapter", key, CHAPTERS)
+        self.seed_value = check_int("seed_value", seed_value, 0)
         self.P = params(CHAPTERS[key])
         self.paper = params(CHAPTERS[key], "paper")
-        self.seed_value = seed_value
 
     @property
     def scale(self) -> str:
@@ -119,8 +121,9 @@ class Chapter:
         """Glue every ``name -> value`` of ``values`` (names without the prefix), none displayed."""
         if not isinstance(values, dict):
             raise TypeError(f"values must be a dict of glue name -> value, got {type(values).__name__}")
-        for name, value in values.items():
-            self.glue(name, value)
+        names = {self.name(name): value for name, value in values.items()}  # every name checked before any glue
+        for name, value in names.items():
+            glue(name, value, display=False)
         return values
 
     def seed(self, name: str) -> int:
@@ -156,6 +159,9 @@ class Chapter:
         from .learning import departures, settings_table
 
         rows = [tuple(r) for r in rows]
+        bad = [i for i, r in enumerate(rows) if len(r) != 3]
+        if bad:
+            raise ValueError(f"rows must be (setting, paper, this build) triples; rows {bad} are not: {rows[bad[0]]!r}")
         self.glue_many({"ndepart": len(departures(rows)), "nrows": len(rows), "scale": self.scale})
         return settings_table(rows)
 

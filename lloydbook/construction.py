@@ -9,6 +9,7 @@ follow the library's layout: points ``X`` (batch, n, d), centers ``C`` (batch, k
   layer at a finite inverse temperature gamma (Eq. 3);
 - :func:`one_d`, :func:`run_case`: the small tasks on which Theorem B.1's assumptions fail;
 - :func:`sc_margin_intact`, :func:`largest_intact_k`: where the scalar code SC loses its margin in float32;
+- :func:`gamma_table`, :func:`cases_table`, :func:`norms_table`: the chapter's tables of numbers;
 - ``plot_*``: the chapter's figures (each returns its figure).
 """
 
@@ -25,6 +26,8 @@ import lloydlib as L
 from lloydlib.construction import param_count
 from lloydlib.embeddings import code_margin
 
+from .tables import Table
+
 __all__ = [
     "lloyd_trajectory",
     "exactness",
@@ -35,6 +38,9 @@ __all__ = [
     "run_case",
     "sc_margin_intact",
     "largest_intact_k",
+    "gamma_table",
+    "cases_table",
+    "norms_table",
     "plot_tokens",
     "plot_weights",
     "plot_center_paths",
@@ -187,6 +193,52 @@ def largest_intact_k(ks) -> int:
         mid = (lo_k + hi_k) // 2
         lo_k, hi_k = (mid, hi_k) if sc_margin_intact(mid) else (lo_k, mid)
     return lo_k
+
+
+# --- tables ------------------------------------------------------------------------------------------
+
+
+def gamma_table(fg: dict, ratio_rows) -> Table:
+    """The gamma each code needs in heads 3-4 for an error of 1e-8, and BN's over OH's, per shape (d, k).
+
+    ``fg[d, k, emb]`` holds ``gamma_star`` for each of OH, BN and SC (as in the chapter's finite-gamma
+    cell); ``ratio_rows`` is a list of ``(d, k, measured, predicted)``: BN's gamma over OH's and the
+    prediction :math:`2\\sqrt{d+m}/\\sqrt{d+k}`. One row per entry of ``ratio_rows``.
+    """
+    rows = []
+    for d, k, measured, predicted in ratio_rows:
+        g = [f"{fg[d, k, emb]['gamma_star']:.1f}" for emb in ("OH", "BN", "SC")]
+        rows.append((d, k, *g, f"{measured:.2f}", f"{predicted:.2f}"))
+    header = ("d", "k", r"\(\gamma\) OH", r"\(\gamma\) BN", r"\(\gamma\) SC", "BN / OH")
+    return Table((*header, r"predicted \(2\sqrt{d+m}/\sqrt{d+k}\)"), rows)
+
+
+def cases_table(outcome: dict) -> Table:
+    """One row per small task on which Theorem B.1's assumptions fail: the first coordinate of every
+    center after one layer and after one Lloyd step, the counts of the assumption report (ties, duplicate
+    points, empty clusters) and the categories of the warnings the layer issued (their messages repeat
+    the counts).
+
+    ``outcome[name]`` is what :func:`run_case` returns for that task: ``(transformer, lloyd, report,
+    caught)``.
+    """
+    rows = []
+    for name, (c_trf, c_ll, rep, caught) in outcome.items():
+        counts = [int(rep[key].sum()) for key in ("ties", "duplicates", "empty")]
+        centers = [", ".join(f"{c:.4g}" for c in cs) for cs in (c_trf, c_ll)]
+        warned = sorted({msg.split(":", 1)[0] for msg in caught})
+        rows.append((name, *centers, *counts, ", ".join(warned) or "none"))
+    return Table(("task", "transformer", "Lloyd", "ties", "duplicates", "empty", "warning"), rows)
+
+
+def norms_table(rows, d: int) -> Table:
+    """Token sizes of each code at dimension ``d``: rows ``(k, code, d_emb, d_E, measured, exponent)``,
+    ``d_E`` the bound on a center token's squared norm (Lemma I.1), ``measured`` the largest squared norm
+    of an embedded center token and ``exponent`` = d_E / sqrt(d_emb), Theorem 3.1's exponent per unit gamma.
+    """
+    header = (f"k (d = {d})", "code", r"\(d_{emb}\)", r"\(d_E\)", r"largest \(\|token\|^2\)", r"\(d_E/\sqrt{d_{emb}}\)")
+    body = [(k, emb, int(De), f"{dE:.0f}", f"{meas:.0f}", f"{ex:.3g}") for k, emb, De, dE, meas, ex in rows]
+    return Table(header, body)
 
 
 # --- figures -----------------------------------------------------------------------------------------

@@ -1,9 +1,10 @@
 """The chapter *Distribution families and task dissimilarity* (``book/07_families.ipynb``): its tasks,
 evaluations, statistics and figures (the Leaner paper's Figs. 4, 8, 9, 16, 18 and 19).
 
-Seeds: the test tasks of the transfer grid come from :data:`EVAL_SEED` and the EMD draws from
-:data:`EMD_SEED` (the chapter's), :data:`PILOT_SEED` gave the pilot that set the chapter's expectations;
-training streams use :func:`lloydlib.training.derive_seed`, 63-bit seeds, so none of these meet them.
+Seeds: the test tasks of the transfer grid come from :data:`EVAL_SEED` (family ``i`` from ``EVAL_SEED + i``); the
+chapter's other draws (the squeeze of cauchy tasks, the EMD matrices) from seeds it names (``Chapter.seed``);
+:data:`PILOT_SEED` gave the pilot that set the chapter's expectations. Training streams use 63-bit seeds
+(:func:`lloydlib.training.derive_seed`), so none of these meet them.
 
 Shapes: a *cell* of the transfer grid is ``(train family, test family)``; its values are numpy arrays over
 the training seeds, ``(seeds,)``; +inf marks a run that diverged in training or whose centers were not
@@ -25,11 +26,14 @@ from lloydlib.checks import check_int
 from lloydlib.generalisation.dissimilarity import block_summary, emd_matrix, task_to_blocks
 from lloydlib.generalisation.multistep import lloyd_objectives, model_objectives
 
+from .learning import q3
+from .tables import Table
+
 __all__ = [
     "EVAL_SEED",
-    "EMD_SEED",
     "PILOT_SEED",
     "family_tasks",
+    "squeeze_ratio",
     "emd_draws",
     "isolated_fraction",
     "block_row",
@@ -41,8 +45,13 @@ __all__ = [
     "finite_pairs",
     "transfer_correlation",
     "band_outcome",
+    "outcomes_of",
+    "squeeze_numbers",
     "same_family_numbers",
     "transfer_numbers",
+    "squeeze_table",
+    "same_family_table",
+    "reported_table",
     "same_family_figure",
     "grid_figure",
     "emd_figure",
@@ -51,7 +60,6 @@ __all__ = [
 ]
 
 EVAL_SEED = 10_000
-EMD_SEED = 20_000
 PILOT_SEED = 90_000
 
 
@@ -65,6 +73,15 @@ def family_tasks(per_family: int, n: int, d: int, k: int, families, seed: int, d
     parts = [sample_tasks(per_family, n, d, k, family=f, seed=seed + i, dtype=dtype) for i, f in enumerate(families)]
     labels = [f for f in families for _ in range(per_family)]
     return torch.cat([p[0] for p in parts]), torch.cat([p[1] for p in parts]), labels
+
+
+def squeeze_ratio(per_family: int, n: int, d: int, k: int, seed: int) -> float:
+    """How much min-max scaling squeezes cauchy tasks: the median bulk width of ``per_family`` cauchy tasks
+    over that of ``per_family`` normal tasks (:func:`family_tasks` from ``seed``, normal first). A task's bulk
+    width is the inter-quartile range of each coordinate over its points, averaged over the coordinates."""
+    X, _, _ = family_tasks(per_family, n, d, k, ["normal", "cauchy"], seed=seed)
+    width = (X.quantile(0.75, dim=1) - X.quantile(0.25, dim=1)).mean(-1)  # (tasks,)
+    return float(width[per_family:].median() / width[:per_family].median())
 
 
 def emd_draws(draws: int, per_family: int, n: int, d: int, k: int, families, seed: int) -> list:
@@ -201,10 +218,33 @@ def band_outcome(corr: dict, band: float) -> str:
     return "fails" if corr["low"] > band or corr["high"] < -band else "undetermined"
 
 
+def outcomes_of(evidence: dict, keys) -> str:
+    """The outcomes of ``evidence[key]`` for ``keys`` as ``'BN: fails; ...'`` (``'none'`` without keys): a
+    comparison the chapter reports without asserting it."""
+    return "; ".join(f"{key}: {evidence[key].outcome}" for key in keys) or "none"
+
+
 # ----------------------------------------------------------------------------------------- prose numbers
+def squeeze_numbers(squeeze: dict, squeeze_paper: float, on_cauchy: dict, embedding: str) -> dict:
+    """The numbers the text of the squeeze section quotes, ``{glue name (without the chapter prefix): value}``:
+    the bulk-width ratios ``squeeze[n]`` (:func:`squeeze_ratio`) at the smallest and the largest n and at the
+    paper's task size, and the median over seeds of ``on_cauchy[(embedding, n)]`` (the relative loss of the
+    models trained on normal tasks, tested on cauchy tasks) at the largest n."""
+    n_lo, n_hi = min(squeeze), max(squeeze)
+    return {
+        "sq-small": squeeze[n_lo],
+        "sq-large": squeeze[n_hi],
+        "sq-paper": squeeze_paper,
+        "sq-on-cauchy": float(np.median(on_cauchy[(embedding, n_hi)])),
+        "e0": embedding,
+        "nhi": n_hi,
+    }
+
+
 def same_family_numbers(V: dict, embeddings, losses, others, t_hi: float, t_lo: float) -> dict:
-    """The numbers the text of Figs. 4 and 16 quotes, ``{glue name: value}``: medians over seeds of the
-    final relative validation losses ``V[(family, tau, embedding, loss)]`` (``(seeds,)`` each)."""
+    """The numbers the text of Figs. 4 and 16 quotes, ``{glue name (without the chapter prefix): value}``:
+    medians over seeds of the final relative validation losses ``V[(family, tau, embedding, loss)]``
+    (``(seeds,)`` each), and ``nseeds``, the number of seeds."""
 
     def med(f, t, e, l):
         return float(np.median(V[(f, t, e, l)]))
@@ -213,19 +253,20 @@ def same_family_numbers(V: dict, embeddings, losses, others, t_hi: float, t_lo: 
         return [med(f, t, e, l) for f in fams for e in embs for l in ls]
 
     return {
-        "fam-cauchy-oh-l2": med("cauchy", t_lo, "OH", "L2"),
-        "fam-cauchy-t1-min": min(over(["cauchy"], t_hi, embeddings, losses)),
-        "fam-cauchy-plateau": int((V[("cauchy", t_lo, "OH", "NE")] > 1).sum()),
-        "fam-t1-l2-min": min(over(others, t_hi, embeddings, ["L2"])),
-        "fam-t1-ne-min": min(over(others, t_hi, embeddings, ["NE"])),
-        "fam-oh-t01-max": max(over(others, t_lo, ["OH"], losses)),
-        "fam-bn-t01-min": min(over(others, t_lo, ["BN"], losses)),
+        "cauchy-oh-l2": med("cauchy", t_lo, "OH", "L2"),
+        "cauchy-t1-min": min(over(["cauchy"], t_hi, embeddings, losses)),
+        "cauchy-plateau": int((V[("cauchy", t_lo, "OH", "NE")] > 1).sum()),
+        "t1-l2-min": min(over(others, t_hi, embeddings, ["L2"])),
+        "t1-ne-min": min(over(others, t_hi, embeddings, ["NE"])),
+        "oh-t01-max": max(over(others, t_lo, ["OH"], losses)),
+        "bn-t01-min": min(over(others, t_lo, ["BN"], losses)),
+        "nseeds": len(next(iter(V.values()))),
     }
 
 
 def transfer_numbers(many: dict, embeddings, others, block_mean: dict) -> dict:
-    """The numbers the text of Figs. 8 and 18 quotes, ``{glue name: value}``: medians over seeds of the
-    T-step ratios ``many[embedding][(train, test)]`` and of the per-seed 4x4 block means ``block_mean``."""
+    """The numbers the text of Figs. 8 and 18 quotes, ``{glue name (without the chapter prefix): value}``:
+    medians over seeds of the T-step ratios ``many[embedding][(train, test)]`` and of the per-seed 4x4 block means ``block_mean``."""
     e0, e1 = embeddings[0], embeddings[-1]
 
     def med(e, a, b):
@@ -233,14 +274,48 @@ def transfer_numbers(many: dict, embeddings, others, block_mean: dict) -> dict:
 
     block = [med(e, a, b) for e in embeddings for a in others for b in others]
     return {
-        "fam-tr-cauchy-min": min(med(e, "cauchy", b) for e in embeddings for b in others),
-        "fam-tr-to-cauchy-max": max(med(e0, a, "cauchy") for a in others),
-        "fam-tr-block-bn": float(np.median(block_mean[e1])),
-        "fam-tr-cc": med(e0, "cauchy", "cauchy"),
-        "fam-tr-block-min": min(block),
-        "fam-tr-block-oh": float(np.median(block_mean[e0])),
-        "fam-tr-block-max": max(block),
+        "tr-cauchy-min": min(med(e, "cauchy", b) for e in embeddings for b in others),
+        "tr-to-cauchy-max": max(med(e0, a, "cauchy") for a in others),
+        "tr-block-bn": float(np.median(block_mean[e1])),
+        "tr-cc": med(e0, "cauchy", "cauchy"),
+        "tr-block-min": min(block),
+        "tr-block-oh": float(np.median(block_mean[e0])),
+        "tr-block-max": max(block),
     }
+
+
+# ----------------------------------------------------------------------------------------- tables
+def squeeze_table(squeeze: dict, on_cauchy: dict, embeddings, paper_size, squeeze_paper: float) -> Table:
+    """The squeeze section's numbers, one row per n: the bulk-width ratio ``squeeze[n]`` (:func:`squeeze_ratio`)
+    and, per embedding, the relative loss (median [q25, q75] over seeds) of the models trained on normal tasks
+    on cauchy tasks of n points (``on_cauchy[(embedding, n)]``); a last row gives the ratio at the paper's task
+    size ``paper_size`` ``(n, d)``."""
+    header = ["n", "bulk width cauchy / normal", *(f"{e} trained on normal, on cauchy tasks" for e in embeddings)]
+    rows = [[n, f"{r:.3f}", *(q3(on_cauchy[(e, n)]) for e in embeddings)] for n, r in squeeze.items()]
+    n, d = paper_size
+    rows.append([f"{n} (d={d}, the paper's task size)", f"{squeeze_paper:.3f}", *("" for _ in embeddings)])
+    return Table(header, rows)
+
+
+def same_family_table(V: dict, families, taus, embeddings, losses) -> Table:
+    """Figs. 4 and 16 as numbers: per family and temperature (a row), per embedding and regulariser (a
+    column) the final relative validation loss ``V[(family, tau, embedding, loss)]`` (seeds,) as median
+    [q25, q75] over seeds, with the number of runs that diverged (+inf) where there are any."""
+
+    def cell(v):
+        diverged = int(np.isinf(v).sum())
+        return q3(v) + (f", {diverged} diverged" if diverged else "")
+
+    header = ["family", "tau", *(f"{e}:{l}" for e in embeddings for l in losses)]
+    rows = [[f, f"{t:g}", *(cell(V[(f, t, e, l)]) for e in embeddings for l in losses)] for f in families for t in taus]
+    return Table(header, rows)
+
+
+def reported_table(parts: dict, keys) -> Table:
+    """Comparisons reported, not asserted: ``parts[name][key]`` is the :class:`~lloydbook.learning.Evidence` of
+    ``name`` for ``key`` (an embedding); one row per key and part with its outcome and numbers."""
+    rows = [[key, name, parts[name][key].outcome, parts[name][key].text] for key in keys for name in parts]
+    return Table(["embedding", "reported, not asserted", "outcome", "what the seeds say"], rows)
 
 
 # ----------------------------------------------------------------------------------------- figures

@@ -7,12 +7,13 @@ returns, per kind, an array of shape ``(len(runs), g, g)`` (one surface per seed
 reduce it to per-seed values of shape ``(len(runs),)``, which :mod:`lloydbook.learning`'s ``lower``,
 ``below`` and ``above`` decide claims on.
 
-Seeds: the book's evaluation tasks come from :data:`EVAL_SEED` (+ i), its directions from
-:data:`DIRECTION_SEED` + the run's training seed; the pilot that set the chapter's expected verdicts used
-:data:`PILOT_EVAL_SEED` and :data:`PILOT_DIRECTION_SEED` instead, and a second look (:data:`LOOK_EVAL_SEED`,
-:data:`LOOK_DIRECTION_SEED`), after which two claims were reworded, is not reused: the book's seeds are
-fresh, so every asserted claim is confirmed on tasks and directions that played no part in its wording. Training streams draw their tasks from
-63-bit seeds derived from the run's seed (:func:`lloydlib.training.derive_seed`), never from these.
+Seeds: the book's evaluation tasks come from seeds the chapter names (``Chapter.seed``), its directions from
+:data:`DIRECTION_SEED` + the run's training seed (the further planes' from named seeds + the training seed); the
+pilot that set the chapter's expected verdicts used :data:`PILOT_EVAL_SEED` and :data:`PILOT_DIRECTION_SEED`
+instead, and a second look (:data:`LOOK_EVAL_SEED`, :data:`LOOK_DIRECTION_SEED`), after which two claims were
+reworded, is not reused: the book's seeds are fresh, so every asserted claim is confirmed on tasks and directions
+that played no part in its wording. Training streams draw their tasks from 63-bit seeds derived from the run's
+seed (:func:`lloydlib.training.derive_seed`), never from these.
 """
 
 from __future__ import annotations
@@ -33,8 +34,10 @@ from lloydlib.generalisation.landscape import (
     task_surfaces,
 )
 
+from .learning import q3
+from .tables import Table
+
 __all__ = [
-    "EVAL_SEED",
     "DIRECTION_SEED",
     "PILOT_EVAL_SEED",
     "PILOT_DIRECTION_SEED",
@@ -49,12 +52,16 @@ __all__ = [
     "seed_distances",
     "plane_max",
     "centre",
+    "pooled_median",
+    "gap_numbers",
+    "shape_table",
+    "gap_table",
     "surface_panels",
     "seed_strip",
 ]
 
-#: the book's evaluation tasks: seed EVAL_SEED + i for the i-th batch; the pilot's: PILOT_EVAL_SEED + i
-EVAL_SEED, PILOT_EVAL_SEED = 50_000, 20_000
+#: the pilot's evaluation tasks: seed PILOT_EVAL_SEED + i for the i-th batch (the book's are named by the chapter)
+PILOT_EVAL_SEED = 20_000
 #: the directions of a run with training seed s: DIRECTION_SEED + s (the pilot's: PILOT_DIRECTION_SEED + s)
 DIRECTION_SEED, PILOT_DIRECTION_SEED = 60_000, 40_000
 #: the second look's tasks and directions (the claims' wording was settled on them; not used by the book)
@@ -168,6 +175,58 @@ def centre(S) -> np.ndarray:
     """Per seed, the value at the centre (the trained weights): (seeds, g, g) -> (seeds,)."""
     S = _stack(S)
     return S[:, S.shape[1] // 2, S.shape[2] // 2]
+
+
+def pooled_median(per_seed: dict, keys) -> float:
+    """The median of several settings' per-seed values pooled: ``per_seed[key]`` is (seeds,) for each of
+    ``keys``."""
+    keys = list(keys)
+    if not keys:
+        raise ValueError("keys must name at least one setting, got none")
+    return float(np.median(np.concatenate([np.ravel(per_seed[k]) for k in keys])))
+
+
+def gap_numbers(by_family: dict, by_d: dict, embeddings, *, dmin: int, dmax: int, n: int) -> dict:
+    """The numbers the text of Fig. 5 quotes, ``{glue name (without the chapter prefix): value}``, from the gap
+    surfaces (seeds, g, g) ``by_family[(family, embedding)]`` (the family runs) and ``by_d[(d, embedding)]``
+    (normal tasks at the dimensions ``dmin`` and ``dmax``): medians over seeds and ``embeddings`` pooled of the
+    largest gap on the plane (:func:`plane_max`) and of the gap at the trained weights (:func:`centre`); the
+    normal family's largest gap at ``dmin`` also per point (``n`` points per task)."""
+    top = {key: plane_max(S) for key, S in {**by_family, **by_d}.items()}
+    mid = {key: centre(S) for key, S in {**by_family, **by_d}.items()}
+
+    def over(stat, first):
+        return pooled_median(stat, [(first, e) for e in embeddings])
+
+    normal_max = over(top, dmin)
+    return {
+        "normal-max": normal_max,
+        "normal-per-point": normal_max / n,
+        "normal-max-hi": over(top, dmax),
+        "normal-centre-hi": over(mid, dmax),
+        "cauchy-max": over(top, "cauchy"),
+        "ratio": over(top, "cauchy") / over(top, "normal"),
+        "cauchy-centre": over(mid, "cauchy"),
+        "normal-centre": over(mid, "normal"),
+    }
+
+
+# ----------------------------------------------------------------------------------------- tables
+def shape_table(surfaces: dict) -> Table:
+    """Fig. 3's surfaces in numbers: per setting (``surfaces[label]``, (seeds, g, g)) the number of strict local
+    minima of each seed's surface (:func:`minima_counts`), how many grid steps its lowest point lies from the
+    centre (:func:`offsets`) and the loss at the centre, the trained weights (median [q25, q75] over seeds)."""
+    rows = [[label, minima_counts(S).tolist(), offsets(S).tolist(), q3(centre(S))] for label, S in surfaces.items()]
+    header = ["setting", "strict local minima per seed", "lowest point's distance from the centre", "centre loss"]
+    return Table(header, rows)
+
+
+def gap_table(surfaces: dict) -> Table:
+    """Fig. 5's surfaces in numbers: per setting (``surfaces[label]``, (seeds, g, g), one surface per finished
+    run) the number of surfaces, the largest gap on the plane and the gap at the trained weights (median
+    [q25, q75] over seeds)."""
+    rows = [[label, len(S), q3(plane_max(S)), q3(centre(S))] for label, S in surfaces.items()]
+    return Table(["setting", "finished runs", "largest gap on the plane", "at the trained weights"], rows)
 
 
 # ----------------------------------------------------------------------------------------- figures

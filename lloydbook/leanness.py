@@ -5,6 +5,8 @@ this module holds what turns the results into numbers, judgements, tables and th
 
 - :data:`PAPER_T1`, :data:`PAPER_FIG1_MEMORY`: the paper's Table 1 and Figure 1's memory range;
 - :func:`chapter_alpha`: the level of every interval, from the chapter's false-failure budget;
+- :func:`measurement_values`, :func:`step_values`: the numbers the chapter's text quotes about how it
+  measures and about the training step;
 - :func:`speedup`, :func:`mem_reduction`, :func:`gain`: BN's advantage in one row of a result, a speed-up
   with its distribution-free interval (:func:`lloydlib.bench.timing.median_interval`);
 - :func:`band`, :func:`judge`, :func:`table1_cells`, :func:`evidence`, :func:`fig1_memory_cells`: cells
@@ -43,6 +45,7 @@ from lloydlib.model import LearnableTransformer
 
 __all__ = ["PAPER_T1", "PAPER_FIG1_MEMORY", "IMPLS", "PASSES", "T1_PASSES", "METRICS", "FALSE_FAILURE", "OUTLIERS", "BAND",
            "PARTLY_KS", "Speedup", "torch_threads", "n_intervals", "chapter_alpha", "speedup", "time_ms", "form_ratio", "mem_reduction",
+           "measurement_values", "step_values",
            "gain", "band", "judge", "table1_cells", "evidence", "fig1_memory_cells", "cells_text", "dims_table", "table1",
            "heatmaps", "figure1_grid", "fast_vs_plain", "large_k", "growth_failures", "step_speedup", "train_step_command", "run_json",
            "rows_by_k", "gpu_values"]  # fmt: skip
@@ -120,6 +123,42 @@ def chapter_alpha(P):
         if P[name] < need:
             raise ValueError(f"{name} must be >= {need} for intervals at alpha={alpha:.2g}, got {P[name]}")
     return alpha
+
+
+def measurement_values(P, alpha):
+    """The numbers the chapter's section on measuring quotes, at settings ``P`` and level 1 - ``alpha``:
+    ``n`` (points per task), ``n-intervals`` (:func:`n_intervals`), ``min-reps`` (the repetitions an
+    interval needs, :func:`lloydlib.bench.timing.min_reps`) and ``min-reps-robust`` (the same leaving
+    out :data:`OUTLIERS` wild samples on each side)."""
+    return {
+        "n": P.n,
+        "n-intervals": n_intervals(P),
+        "min-reps": min_reps(alpha),
+        "min-reps-robust": min_reps(alpha, OUTLIERS),
+    }
+
+
+def step_values(result, wall, P):
+    """The numbers the chapter's text quotes about a ``bench train-step`` ``result`` (settings ``P``):
+    its milliseconds per step (wall clock and CPU time, both forms) and ``cpu-speedup`` under the names
+    ``step-<key with - for _>``; ``step-speedup``, the median of ``wall`` (:func:`step_speedup` on the
+    wall clock); ``step-hours-<form>``, the hours the paper's 10,000 steps take at that rate;
+    ``step-compile-note``; ``step-threads`` (torch threads, torch's choice when ``P.step_threads`` is
+    None) and ``step-batch``."""
+    keys = ("lloydlib_ms_per_step", "reference_ms_per_step", "lloydlib_cpu_ms_per_step", "reference_cpu_ms_per_step")
+    out = {f"step-{key.replace('_', '-')}": result[key] for key in (*keys, "cpu_speedup")}
+    out["step-speedup"] = wall.median
+    for form in IMPLS:
+        out[f"step-hours-{form}"] = result[f"{form}_ms_per_step"] * 1e4 / 3.6e6
+    if result["compile"]:
+        out["step-compile-note"] = (
+            f"compiled (compilation took {result['compile_warmup_seconds']:.0f} s once, not counted)"
+        )
+    else:
+        out["step-compile-note"] = "not compiled"
+    out["step-threads"] = P.step_threads or torch.get_num_threads()
+    out["step-batch"] = P.step_batch
+    return out
 
 
 def speedup(row, metric, alpha):

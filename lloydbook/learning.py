@@ -18,6 +18,10 @@ are in :mod:`lloydbook.figures`.
 from __future__ import annotations
 
 import math
+import shlex
+import subprocess
+import sys
+import time
 from dataclasses import dataclass
 
 import numpy as np
@@ -31,6 +35,7 @@ from .tables import Table
 
 __all__ = [
     "find_runs",
+    "command_line_runs",
     "q3",
     "final",
     "final_train",
@@ -39,6 +44,9 @@ __all__ = [
     "largest_rise",
     "step_ms",
     "ms_per_step",
+    "final_lrs",
+    "wall_numbers",
+    "cost_ratios",
     "center_spread",
     "relative_spread",
     "LEVEL",
@@ -50,6 +58,9 @@ __all__ = [
     "all_of",
     "verdict_of",
     "decide",
+    "outcomes",
+    "evidence_table",
+    "q3_table",
     "fmt_list",
     "settings_table",
     "departures",
@@ -63,6 +74,30 @@ def find_runs(configs, root) -> list:
     """The runs of ``configs`` that the cache root ``root`` holds (e.g. a ``results/gpu/<machine>`` folder),
     in the order of ``configs``; configs it does not hold are skipped."""
     return [r for r in (training.lookup(c, [root]) for c in configs) if r is not None]
+
+
+def command_line_runs(cmd: str, configs) -> list:
+    """Run ``cmd``, a ``python -m lloydlib train ...`` line (as :func:`lloydlib.training.command` writes it),
+    with this interpreter, and return the runs of ``configs`` that it left in the training cache.
+
+    Prints the command, its output and how long it took (the chapter shows the command line at work);
+    raises RuntimeError, with the end of its error output, when the command fails, and when a run of
+    ``configs`` is not in the cache afterwards."""
+    args = shlex.split(cmd)
+    if args[:4] != ["python", "-m", "lloydlib", "train"]:
+        raise ValueError(f"cmd must be a 'python -m lloydlib train ...' line, got {cmd!r}")
+    print("$", cmd)
+    t0 = time.time()
+    done = subprocess.run([sys.executable, *args[1:]], capture_output=True, text=True)
+    if done.returncode:
+        raise RuntimeError(f"the command line failed (exit {done.returncode}): {done.stderr[-2000:]}")
+    print(done.stdout)
+    runs = [training.lookup(c) for c in configs]
+    missing = [c.label() for c, r in zip(configs, runs) if r is None]
+    if missing:
+        raise RuntimeError(f"the command line's runs are not in the cache: {missing}")
+    print(f"found in the cache: {len(runs)} runs, e.g. {runs[0]}  ({time.time() - t0:.0f} s)")
+    return runs
 
 
 # ----------------------------------------------------------------------------------------- statistics
@@ -119,6 +154,34 @@ def step_ms(runs, clock: str = "wall") -> np.ndarray:
 def ms_per_step(runs) -> float:
     """Median over seeds of the wall-clock milliseconds per training step (:func:`step_ms`)."""
     return float(np.median(step_ms(runs)))
+
+
+def final_lrs(runs) -> np.ndarray:
+    """Per-run learning rate at the last evaluation, shape ``(len(runs),)``: where ReduceLROnPlateau left it."""
+    return np.array([float(r.history["lr"][-1]) for r in runs])
+
+
+def wall_numbers(wall: dict) -> dict:
+    """What the chapter says of Figure 17's timed runs, case by case: ``wall`` maps ``(d, k)`` to
+    ``{("OH",): runs, ("BN",): runs}`` (``training.group(runs, "embedding")``); the cases are numbered 1, 2, ...
+    in order. Returns ``{"ms-oh-<i>": .., "ms-bn-<i>": .., "wall-plateau-<i>": ..}``: the median
+    milliseconds per training step (:func:`ms_per_step`) of each embedding, and the median final relative
+    loss over both embeddings' runs (whether any run has left the plateau)."""
+    out = {}
+    for i, g in enumerate(wall.values(), 1):
+        out.update({f"ms-{e.lower()}-{i}": ms_per_step(g[(e,)]) for e in ("OH", "BN")})
+        out[f"wall-plateau-{i}"] = float(np.median(final(g[("OH",)] + g[("BN",)])))
+    return out
+
+
+def cost_ratios(cost: dict) -> dict:
+    """``{"cost-ratio-<i>": ..}`` for the cases of ``cost`` (``(d, k)`` -> :func:`step_costs`), numbered 1, 2, ...
+    in order: the median over repetitions of the per-repetition ratio OH / BN (how many times as long OH's
+    forward and backward took)."""
+    return {
+        f"cost-ratio-{i}": float(np.median(np.array(c["OH"]) / np.array(c["BN"])))
+        for i, c in enumerate(cost.values(), 1)
+    }
 
 
 def center_spread(C: torch.Tensor) -> torch.Tensor:
@@ -283,7 +346,32 @@ def decide(claim_id, *, statement, source, paper, expected: str, evidence) -> li
     return evidence
 
 
+def outcomes(evidence) -> str:
+    """The parts' outcomes in one line, ``'part: outcome; part: outcome'`` (for the prose of a reported,
+    not asserted, comparison)."""
+    return "; ".join(f"{e.part}: {e.outcome}" for e in evidence)
+
+
+def evidence_table(evidence) -> Table:
+    """The parts of a comparison with their outcomes and numbers, one row each (a comparison the chapter
+    reports without recording it as a claim)."""
+    return Table(("part", "outcome", "what the seeds say"), [(e.part, e.outcome, e.text) for e in evidence])
+
+
 # ----------------------------------------------------------------------------------------- tables
+def _cell(value) -> str:
+    if isinstance(value, (np.ndarray, list, tuple)):
+        return q3(value)
+    return f"{value:.3g}" if isinstance(value, float) else str(value)
+
+
+def q3_table(header, rows) -> Table:
+    """Per-seed statistics side by side: ``rows`` are ``(label, [cell, ...])``, where a cell of per-seed
+    values (an array or list) is shown as :func:`q3`, a float with three significant digits and anything
+    else as ``str``; ``header`` names the label's column and every cell's."""
+    return Table(header, [[_cell(label), *(_cell(v) for v in cells)] for label, cells in rows])
+
+
 def fmt_list(v) -> str:
     """A list or tuple as ``'a, b, c'`` (floats with ``:g``); anything else as ``str(v)``."""
     if not isinstance(v, (list, tuple)):

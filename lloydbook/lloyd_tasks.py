@@ -8,6 +8,7 @@ Bookkeeping and figures only; the algorithm itself is :mod:`lloydlib.lloyd` and 
   against :func:`lloydlib.lloyd_step` (Leaner paper, Algorithm 2);
 - :func:`appendix_d_rescale`, :func:`minmax_with_centers`: the two rescalings the chapter compares
   (Leaner paper, Appendix D);
+- :func:`median_ratios`: how far each initialisation starts and ends from the best objective found;
 - :func:`quartile_band`, :func:`plot_objective_bands`, :func:`plot_init_bands`, :func:`scatter_task`,
   :func:`plot_families`, :func:`plot_variants`, :func:`two_groups`, :func:`plot_minmax_example`: the
   chapter's figures.
@@ -30,6 +31,7 @@ __all__ = [
     "sklearn_agreement",
     "appendix_d_rescale",
     "minmax_with_centers",
+    "median_ratios",
     "quartile_band",
     "plot_objective_bands",
     "plot_init_bands",
@@ -110,6 +112,29 @@ def minmax_with_centers(X: torch.Tensor, C: torch.Tensor):
     """
     lo, span = X.amin(1, keepdim=True), (X - X.amin(1, keepdim=True)).amax(1, keepdim=True)
     return L.minmax_scale(X), (C - lo) / span
+
+
+# --- initialisations --------------------------------------------------------------------------------
+
+
+def median_ratios(init_obj: dict, best: torch.Tensor) -> dict:
+    """Per initialisation, the median over tasks of its objective divided by the best objective found,
+    before the first Lloyd step and after the last.
+
+    ``init_obj`` maps an initialisation to its objectives (tasks, steps + 1); ``best`` (tasks,) is the
+    smallest objective any initialisation reached on each task. Returns ``{"init0-<init>": ...,
+    "initT-<init>": ...}`` (floats), the names the chapter glues them under.
+    """
+    out = {}
+    for init, obj in init_obj.items():
+        if obj.ndim != 2 or obj.shape[0] != best.shape[0]:
+            raise ValueError(
+                f"init_obj[{init!r}] must have shape (tasks, steps + 1) with tasks = {best.shape[0]}, "
+                f"got {tuple(obj.shape)}"
+            )
+        out[f"init0-{init}"] = float((obj[:, 0] / best).median())
+        out[f"initT-{init}"] = float((obj[:, -1] / best).median())
+    return out
 
 
 # --- figures -----------------------------------------------------------------------------------------

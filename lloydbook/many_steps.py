@@ -12,7 +12,8 @@ stream uses either (training draws from 63-bit hashed seeds, ``lloydlib.training
 
 Per-seed statistics (arrays of shape (seeds,)) for :func:`lloydbook.learning.decide`: :func:`gap` (model
 minus Lloyd's at one step; below 0 the model's tasks end with a smaller objective, in log units: -0.05 is
-about 5% lower) and :func:`rise` (a mode's change between two steps).
+about 5% lower) and :func:`rise` (a mode's change between two steps); :func:`pooled_median` of several
+settings' per-seed values and :func:`init_numbers` give the numbers the chapter's prose quotes.
 """
 
 from __future__ import annotations
@@ -38,6 +39,8 @@ __all__ = [
     "gap",
     "mean_gap",
     "rise",
+    "pooled_median",
+    "init_numbers",
     "eval_ns",
     "panels",
     "gap_panels",
@@ -143,6 +146,29 @@ def rise(curves: dict, mode: str, start: int, end: int) -> np.ndarray:
     a, b = curves[mode][:, start], curves[mode][:, end]
     with np.errstate(invalid="ignore"):
         return np.where(np.isposinf(b) & np.isfinite(a), math.inf, b - a)
+
+
+def pooled_median(values) -> float:
+    """The median of several settings' per-seed values pooled (an iterable of arrays of shape (seeds,))."""
+    values = [np.asarray(v, dtype=float) for v in values]
+    if not values:
+        raise ValueError("values must hold at least one array of per-seed values, got none")
+    return float(np.median(np.concatenate(values)))
+
+
+def init_numbers(curves: dict, inits, settings, step: int) -> dict:
+    """Per initialisation, the pooled medians (:func:`pooled_median`) over ``settings`` of Lloyd's and the
+    re-embedded model's mean log objective at ``step``, and of the mean gap over steps 1 to the last
+    (:func:`mean_gap`). ``curves`` maps ``(init, setting)`` to :func:`evaluate`'s curves. Returns
+    ``{"lloydT-<init>": .., "modelT-<init>": .., "gapinit-<init>": ..}``, ``+`` written ``p`` in the init's
+    name (``kmeans++`` -> ``kmeanspp``)."""
+    out = {}
+    for i in inits:
+        name, cs = i.replace("+", "p"), [curves[(i, s)] for s in settings]
+        out[f"lloydT-{name}"] = pooled_median(c["lloyd"][:, step] for c in cs)
+        out[f"modelT-{name}"] = pooled_median(c["reembed"][:, step] for c in cs)
+        out[f"gapinit-{name}"] = pooled_median(mean_gap(c) for c in cs)
+    return out
 
 
 def eval_ns(train_n: int, ratios) -> list[int]:

@@ -33,6 +33,7 @@ __all__ = [
     "setting",
     "gather",
     "comparison_maps",
+    "comparison_numbers",
 ]
 
 
@@ -204,3 +205,35 @@ def comparison_maps(m, sigma, L, ident, T_bn, codes, lloyd_steps: int, seed: int
     maps["nearest true centroid"] = ac.nearest_centroid_quantizer(m.X, m.mu)
     maps["T* (labels)"] = ac.optimal_quantizer(m.mu, m.Z)
     return maps, stats
+
+
+def comparison_numbers(
+    res_cmp: dict, separation: dict, same_cluster: dict, P, best: str, one_step: str, converged: str
+):
+    """What the prose says of the comparison with Lloyd's algorithm, named as the chapter glues them (``cmp-...``).
+
+    ``res_cmp[sigma, L, map]`` = (reconstruction, denoising, its s.e.), as fractions of sigma^2 d;
+    ``separation[sigma, L]`` and ``same_cluster[sigma, L, init]`` come from :func:`comparison_maps`; ``best`` is
+    the best identity-layer map at the noisiest, shortest setting (largest sigma, smallest L), ``one_step`` and
+    ``converged`` the maps of one BN layer and of Lloyd run to convergence. At that setting: ``cmp-sigma``,
+    ``cmp-L`` and the denoising risks ``cmp-id-den`` (best), ``cmp-lloyd-den`` (one step), ``cmp-conv-den``
+    (converged); at the largest L: the median separation of the converged centers at the largest sigma
+    (``cmp-separation``), and at the smallest sigma (``cmp-sigma-lo``, ``cmp-L-hi``) the fraction of prompts
+    whose two initial centers are nearest one centroid (``cmp-same-kpp``, ``cmp-same-ff``: k-means++,
+    farthest-first) and the denoising risks after one step and at convergence (``cmp-lo-one``, ``cmp-lo-conv``).
+    """
+    s_w, L_w, s_lo, L_hi = max(P.cmp_sigma), min(P.cmp_L), min(P.cmp_sigma), max(P.cmp_L)
+    return {
+        "cmp-sigma": s_w,
+        "cmp-L": L_w,
+        "cmp-id-den": res_cmp[s_w, L_w, best][1],
+        "cmp-lloyd-den": res_cmp[s_w, L_w, one_step][1],
+        "cmp-conv-den": res_cmp[s_w, L_w, converged][1],
+        "cmp-separation": separation[s_w, L_hi],
+        "cmp-sigma-lo": s_lo,
+        "cmp-L-hi": L_hi,
+        "cmp-same-kpp": same_cluster[s_lo, L_hi, "kmeans++"],
+        "cmp-same-ff": same_cluster[s_lo, L_hi, "gonzalez"],
+        "cmp-lo-one": res_cmp[s_lo, L_hi, one_step][1],
+        "cmp-lo-conv": res_cmp[s_lo, L_hi, converged][1],
+    }

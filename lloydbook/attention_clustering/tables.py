@@ -18,6 +18,7 @@ __all__ = [
     "update_table",
     "three_heads_table",
     "comparison_table",
+    "plateau_table",
 ]
 
 
@@ -184,3 +185,15 @@ def comparison_table(res_cmp: dict, names, P) -> Table:
         [name] + [f"{res_cmp[s, L, name][0]:.3f} / {res_cmp[s, L, name][1]:.3f}" for s, L in cells] for name in names
     ]
     return Table(["map  (reconstruction / denoising, ÷ σ²d)"] + [f"σ={s}, L={L}" for s, L in cells], rows)
+
+
+def plateau_table(plateau: dict, ratio_sigma: dict, within: dict, seed_plateau: dict) -> Table:
+    """The plateaus of stochastic PGD from M against the summary's: ``plateau[sigma, form]`` (the level),
+    ``within[sigma, form]`` (inside the half-decade band), ``seed_plateau[sigma]`` (the summary's value) and
+    the ratio of the sigma = 1 plateau to the sigma = 0.3 one per form (``ratio_sigma[form]``, the summary's 10)."""
+    rows = [
+        [f"σ={sigma}", form, f"{level:.4f}", f"{seed_plateau[sigma]:g}", "yes" if within[sigma, form] else "no"]
+        for (sigma, form), level in plateau.items()
+    ]
+    rows += [["σ=1 / σ=0.3", form, f"{r:.2f}", "10", ""] for form, r in ratio_sigma.items()]
+    return Table(["plateau", "form", "ours", "seed summary", "within half a decade"], rows)

@@ -4,7 +4,8 @@ The learning chapters decide their claims on this build's runs. When a GPU has r
 paper-scale sweep of a figure (every setting with all its seeds), the same statements are decided again on
 those runs, with the paper's own verdict as the expectation ("reproduced", :data:`EXPECTED`: there is no
 pilot at that scale, the book expects the paper's figure), each as its own claim ``<claim>-gpu-<machine>``
-beside this build's. A partial sweep is shown by the chapter but judges nothing: a setting with missing
+beside this build's, under the key of the chapter that decides it on this build's runs (``learning-`` for
+Figures 10 and 17, chapter 04; ``shapes-`` for Figures 11, 13, 14 and 15, chapter 05). A partial sweep is shown by the chapter but judges nothing: a setting with missing
 seeds cannot be compared fairly. Settings that share seeds (the same tasks) are compared paired by seed,
 others unpaired.
 
@@ -15,6 +16,8 @@ others unpaired.
 - :mod:`.sweeps`: the sweeps of :func:`lloydbook.sweeps.paper_sweeps` judged by name (:func:`judge`,
   :func:`judge_line`, which the chapters call for every sweep a machine folder holds; :func:`wall_panels`
   lays out Figure 17's recorded runs for the plot);
+- :mod:`.report`: the chapters' GPU sections (:func:`gpu_commands`, the commands that train the sweeps;
+  :func:`gpu_section`, what each machine recorded, beside this build's runs, drawn and judged);
 - :mod:`.common`: the claim suffix, the completeness test and the recorder they share.
 
 Each ``G`` is ``lloydlib.training.group(runs, *fields)`` of a sweep's runs, one run per seed, in seed order.
@@ -24,6 +27,7 @@ from __future__ import annotations
 
 from .clusters import fig15_claims, unstable
 from .common import EXPECTED, claim_suffix, complete
+from .report import gpu_commands, gpu_section
 from .shapes import fig11_claims, fig13_claims, fig14_claims, ne_l2_gap, oh_bn_gap
 from .sweeps import judge, judge_line, wall_panels
 from .tau import fig10_claims
@@ -39,6 +43,8 @@ __all__ = [
     "fig14_claims",
     "fig15_claims",
     "fig17_claims",
+    "gpu_commands",
+    "gpu_section",
     "judge",
     "judge_line",
     "ne_l2_gap",

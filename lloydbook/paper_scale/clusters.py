@@ -76,12 +76,12 @@ def fig15_claims(G: dict, *, cases, ks, embeddings, losses, seeds: int, machine:
     (trained without gradient clipping, as ``lloydbook.sweeps.paper_sweeps`` trains them).
 
     On the final relative loss (Eq. 20) with L2, between the smallest and largest k:
-    ``learning-k-bn-degrades-gpu-<machine>``: at each case with d = :data:`SMALL_D`, BN ends lower at the
-    smallest k than at the largest; ``learning-k-oh-insensitive-gpu-<machine>``: at every case, OH's median
+    ``shapes-k-bn-degrades-gpu-<machine>``: at each case with d = :data:`SMALL_D`, BN ends lower at the
+    smallest k than at the largest; ``shapes-k-oh-insensitive-gpu-<machine>``: at every case, OH's median
     at every k is within :data:`K_TOL` of the smallest k's (on its stable runs, see :func:`unstable`: the
-    paper reran its unstable ones with clipping); ``learning-k-bn-below-na-gpu-<machine>``: at
+    paper reran its unstable ones with clipping); ``shapes-k-bn-below-na-gpu-<machine>``: at
     :data:`BN_NA_CASE`, NA ends lower than BN at the largest k (paired by seed);
-    ``learning-k-oh-unstable-gpu-<machine>``: at :data:`UNSTABLE_AT`, every tau and regulariser pooled, OH
+    ``shapes-k-oh-unstable-gpu-<machine>``: at :data:`UNSTABLE_AT`, every tau and regulariser pooled, OH
     has at least one unstable run and no setting more than half, and BN fewer unstable runs than OH. A
     statement whose panels are not among ``cases`` and ``ks`` is not recorded."""
     G, seeds = check_groups(G), check_seeds(seeds)
@@ -96,7 +96,7 @@ def fig15_claims(G: dict, *, cases, ks, embeddings, losses, seeds: int, machine:
     small = [(d, t) for d, t in cases if d == SMALL_D]
     if small:
         record(
-            "learning-k-bn-degrades",
+            "shapes-k-bn-degrades",
             statement=f"BN degrades as k grows at small d (final relative loss at d={SMALL_D}, tau={', '.join(f'{t:g}' for _, t in small)}; {where})",
             paper="BN worse at larger k (small d)",
             evidence=[
@@ -119,7 +119,7 @@ def fig15_claims(G: dict, *, cases, ks, embeddings, losses, seeds: int, machine:
         return within(f"k={k} ({len(b)} stable runs)", final(a), final(b), f"k={kmin}", f"k={k}", K_TOL, paired=False)
 
     record(
-        "learning-k-oh-insensitive",
+        "shapes-k-oh-insensitive",
         statement=f"OH is insensitive to k (median final relative loss within {K_TOL:g} of k={kmin}'s at every k, stable runs, at every (d, tau) of {', '.join(f'({d}, {t:g})' for d, t in cases)}; {where})",
         paper="insensitive to k",
         source="Leaner paper, Fig. 15",
@@ -129,7 +129,7 @@ def fig15_claims(G: dict, *, cases, ks, embeddings, losses, seeds: int, machine:
         d, t = BN_NA_CASE
         na, bn = by_seed(G[(d, t, kmax, "NA", "L2")], G[(d, t, kmax, "BN", "L2")])  # same k and seeds: paired
         record(
-            "learning-k-bn-below-na",
+            "shapes-k-bn-below-na",
             statement=f"At d={d}, tau={t:g} BN falls below NA for large k (NA's final relative loss lower than BN's at k={kmax}; {where})",
             paper="BN below NA at large k (d=4, tau=0.1)",
             evidence=[lower(f"NA lower than BN at k={kmax}", final(na), final(bn), "NA", "BN", paired=True)],
@@ -149,7 +149,7 @@ def fig15_claims(G: dict, *, cases, ks, embeddings, losses, seeds: int, machine:
                 f"G's runs at d, k = {UNSTABLE_AT} must train without gradient clipping (the paper's instability is without it), got {len(clipped)} clipped runs"
             )
         record(
-            "learning-k-oh-unstable",
+            "shapes-k-oh-unstable",
             statement=(
                 f"Without gradient clipping some OH runs at d={UNSTABLE_AT[0]}, k={UNSTABLE_AT[1]} are numerically unstable (diverged, a non-finite loss recorded, "
                 f"or a jump of the relative validation loss above {UNSTABLE_RISE:g} between evaluations) and BN's are not: at least one OH run and at most half of any setting's, "

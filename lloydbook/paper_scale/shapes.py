@@ -66,9 +66,9 @@ def fig14_claims(G: dict, *, ds, taus, embeddings, losses, seeds: int, machine: 
     sweep). ``G`` maps ``(d, tau, embedding, loss)`` to runs, one per seed.
 
     At each tau, between the smallest and the largest d: the OH-BN gap (:func:`oh_bn_gap`) is smaller at the largest d
-    (``learning-d-oh-bn-gap-shrinks-gpu-<machine>``), and so is the NE-L2 gap, per seed
+    (``shapes-d-oh-bn-gap-shrinks-gpu-<machine>``), and so is the NE-L2 gap, per seed
     ``(T_NE - T_L2) / T_L2`` of the final training loss T (OH and BN pooled;
-    ``learning-d-ne-l2-gap-shrinks-gpu-<machine>``). Different d, different tasks: unpaired."""
+    ``shapes-d-ne-l2-gap-shrinks-gpu-<machine>``). Different d, different tasks: unpaired."""
     G, seeds = check_groups(G), check_seeds(seeds)
     ds, taus = check_values("ds", ds, minimum=2), check_values("taus", taus)
     embeddings = check_values("embeddings", embeddings, ("OH", "BN"))
@@ -87,13 +87,13 @@ def fig14_claims(G: dict, *, ds, taus, embeddings, losses, seeds: int, machine: 
     where = f"{machine}, paper scale, d from {dmin} to {dmax}, tau={', '.join(f'{t:g}' for t in taus)}"
     for name, gap, pair, what in (
         (
-            "learning-d-oh-bn-gap-shrinks",
+            "shapes-d-oh-bn-gap-shrinks",
             oh_bn,
             "OH and BN",
             "|BN - OH| in mean relative validation loss over training, L2",
         ),
         (
-            "learning-d-ne-l2-gap-shrinks",
+            "shapes-d-ne-l2-gap-shrinks",
             ne_l2,
             "NE and L2",
             "(NE - L2) / L2 in final training loss, OH and BN pooled",
@@ -130,9 +130,9 @@ def fig11_claims(
     loss, seed): the same seeds see the same tasks at every rate), a run's monotonicity read off
     :func:`lloydbook.learning.largest_rise`: the smallest rate is monotone (median largest rise below
     :data:`MONOTONE`) but slow (its final relative loss above :data:`DEFAULT_LR`'s;
-    ``learning-lr-small-monotone-slow-gpu-<machine>``); every large rate is non-monotone (median largest
+    ``shapes-lr-small-monotone-slow-gpu-<machine>``); every large rate is non-monotone (median largest
     rise above :data:`NON_MONOTONE`) and ends worse than :data:`DEFAULT_LR`
-    (``learning-lr-large-nonmonotone-worse-gpu-<machine>``)."""
+    (``shapes-lr-large-nonmonotone-worse-gpu-<machine>``)."""
     G, seeds = check_groups(G), check_seeds(seeds)
     ds, lrs = check_values("ds", ds), check_values("lrs", lrs, (DEFAULT_LR,), minimum=3)
     embeddings, losses = check_values("embeddings", embeddings), check_values("losses", losses)
@@ -159,7 +159,7 @@ def fig11_claims(
         f"{machine}, paper scale, d={', '.join(map(str, ds))}, {', '.join(embeddings)} with {', '.join(losses)} pooled"
     )
     record(
-        "learning-lr-small-monotone-slow",
+        "shapes-lr-small-monotone-slow",
         statement=f"The smallest learning rate (eta={lo:g}) converges monotonically (the median run's largest rise between evaluations is below {MONOTONE:g}) but slowly (it ends above eta={DEFAULT_LR:g}) ({where})",
         paper="monotone but slow",
         evidence=[
@@ -171,7 +171,7 @@ def fig11_claims(
         ],
     )
     record(
-        "learning-lr-large-nonmonotone-worse",
+        "shapes-lr-large-nonmonotone-worse",
         statement=f"A large learning rate ({'; '.join(f'eta >= {large[d]:g} at d={d}' for d in ds)}) is non-monotone (median largest rise above {NON_MONOTONE:g}) and ends at a worse minimum than eta={DEFAULT_LR:g} ({where})",
         paper="non-monotone, worse minima (eta >= 0.1 at d=32, eta = 1 at d=4)",
         evidence=[
@@ -192,7 +192,7 @@ def fig13_claims(G: dict, *, ns, n0: int, embeddings, losses, seeds: int, machin
     the paper's default 512) is the reference.
 
     For every embedding and regulariser, the median final relative loss (Eq. 20, each setting validated at
-    its own n) at every other n is within :data:`N_TOL` of n0's (``learning-n-little-difference-gpu-<machine>``).
+    its own n) at every other n is within :data:`N_TOL` of n0's (``shapes-n-little-difference-gpu-<machine>``).
     Different n, different tasks: unpaired."""
     G, seeds = check_groups(G), check_seeds(seeds)
     ns = check_values("ns", ns, (n0,), minimum=2)
@@ -201,7 +201,7 @@ def fig13_claims(G: dict, *, ns, n0: int, embeddings, losses, seeds: int, machin
     if not complete(G, [(n, e, l) for n in ns for e in embeddings for l in losses], seeds):
         return []
     record(
-        "learning-n-little-difference",
+        "shapes-n-little-difference",
         statement=f"The number of points per training task makes little difference: at every n of {', '.join(map(str, ns))} the median final relative loss is within {N_TOL:g} of n={n0}'s, for every embedding and regulariser ({machine}, paper scale)",
         paper="little difference; train on small n",
         evidence=[

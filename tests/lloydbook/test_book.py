@@ -1,18 +1,22 @@
-"""Tests of lloydbook.book: a chapter's settings at the active scale, the device, the seeds and ``setup``.
+"""Tests of lloydbook.book: a chapter's settings at the active scale, the device, the seeds, ``setup`` and
+the :class:`~lloydbook.book.Chapter` it returns (glue under the chapter's prefix, seeds by name, claims).
 
 ``setup`` sets ``$LLOYD_CACHE``; every test that calls it sets the variable through ``monkeypatch`` first, so
 the test leaves the environment as it found it.
 """
 
 import os
+import sys
 
 import numpy as np
 import pytest
 import torch
+from _support import assert_raises_naming
 
-from lloydbook import book, claims, results
+from lloydbook import book, claims, learning, results
 from lloydbook.glue import glue
 from lloydbook.scales import SCALES
+from lloydbook.tables import Table
 
 
 @pytest.fixture
@@ -61,8 +65,9 @@ def test_params_bad_chapter_and_readonly():
 
 def test_setup_prints_scale_and_device_and_seeds(capsys, monkeypatch, cache_env):
     monkeypatch.setenv("LLOYD_SCALE", "ci")
-    p = book.setup("construction", seed_value=3)
-    assert p == book.params("construction", "ci")
+    ch = book.setup("construction", seed_value=3)
+    assert isinstance(ch, book.Chapter) and ch.key == "construction" and ch.seed_value == 3
+    assert ch.P == book.params("construction", "ci") and ch.scale == "ci"
     out = capsys.readouterr().out
     assert "scale=ci" in out and f"device={book.device()}" in out and "seed=3" in out
     a = torch.rand(3)
@@ -92,3 +97,166 @@ def test_device_and_seed():
 
 def test_book_reexports_glue():
     assert book.glue is glue
+
+
+# --- the Chapter object -----------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def glued(monkeypatch):
+    """What is glued, as {name: (value, display)}, through a stand-in for myst_nb (so lloydbook.glue runs)."""
+    out = {}
+    fake = type(sys)("myst_nb")
+    fake.glue = lambda name, obj, display=True: out.__setitem__(name, (obj, display))
+    monkeypatch.setitem(sys.modules, "myst_nb", fake)
+    return out
+
+
+@pytest.fixture
+def started(monkeypatch, cache_env):
+    """A chapter set up at ci scale (its claim list started), for the tests that record claims."""
+    monkeypatch.setenv("LLOYD_SCALE", "ci")
+    return book.setup("lloyd")
+
+
+def test_chapter_settings_follow_the_chapters_table(monkeypatch):
+    monkeypatch.setenv("LLOYD_SCALE", "ci")
+    for key, settings in book.CHAPTERS.items():
+        ch = book.Chapter(key)
+        assert ch.P == book.params(settings, "ci") and ch.paper == book.params(settings, "paper")
+        assert ch.scale == "ci" and repr(ch) == f"Chapter({key!r}, scale='ci')"
+    assert book.Chapter("shapes").P == book.Chapter("learning").P  # chapter 05 reads chapter 04's settings
+    with pytest.raises(TypeError, match="read-only"):
+        book.Chapter("lloyd").P["n"] = 3
+
+
+def test_chapter_keys_are_the_notebooks_names():
+    from pathlib import Path
+
+    stems = sorted(p.stem for p in (Path(__file__).resolve().parents[2] / "book").glob("*.ipynb"))
+    assert sorted(book.CHAPTERS) == sorted(s.split("_", 1)[1].replace("_", "-") for s in stems)
+    assert set(book.CHAPTERS.values()) <= set(SCALES)
+
+
+def test_chapter_glues_under_its_prefix_without_display(glued):
+    ch = book.Chapter("many-steps")
+    assert ch.glue("gap", 0.5) == 0.5
+    assert ch.glue("shown", np.float64(2.0), display=True) == 2.0
+    assert glued == {"many-steps-gap": (0.5, False), "many-steps-shown": (2.0, True)}
+    assert ch.name("gap") == "many-steps-gap" and ch.claim_id("gap") == "many-steps-gap"
+
+
+def test_chapter_refuses_a_repeated_prefix_or_an_empty_name(glued):
+    ch = book.Chapter("lloyd")
+    assert_raises_naming(lambda: ch.glue("lloyd-gap", 1), ValueError, ["name", "'lloyd-'", "'lloyd-gap'"])
+    for bad in ("", "  ", None, 3):
+        assert_raises_naming(lambda bad=bad: ch.glue(bad, 1), ValueError, ["name", repr(bad)])
+    assert ch.glue("lloydgap", 1) == 1  # a name that merely starts with the key's letters is fine
+    assert list(glued) == ["lloyd-lloydgap"]
+
+
+def test_glue_many_glues_every_name_or_none(glued):
+    ch = book.Chapter("construction")
+    values = {"a": 1, "b-c": 2.5, "d": "text"}
+    assert ch.glue_many(values) is values
+    assert glued == {"construction-a": (1, False), "construction-b-c": (2.5, False), "construction-d": ("text", False)}
+    assert ch.glue_many({}) == {}
+    glued.clear()
+    with pytest.raises(ValueError, match="prefix"):
+        ch.glue_many({"fine": 1, "construction-again": 2})
+    assert glued == {}  # checked before anything is glued
+    assert_raises_naming(lambda: ch.glue_many([("a", 1)]), TypeError, ["values", "dict", "list"])
+
+
+def test_seed_by_name_is_deterministic_and_distinct():
+    a, b = book.Chapter("lloyd"), book.Chapter("lloyd")
+    s = a.seed("tasks")
+    assert isinstance(s, int) and 0 <= s < 2**31
+    assert a.seed("tasks") == b.seed("tasks") == s  # the same at every run
+    names = ["tasks", "tasks-2", "centers", "a", "b"]
+    seeds = [a.seed(n) for n in names]
+    assert len(set(seeds)) == len(names) and all(0 <= x < 2**31 for x in seeds)
+    assert len({book.Chapter(key).seed("tasks") for key in book.CHAPTERS}) == len(book.CHAPTERS)
+    assert book.Chapter("lloyd", seed_value=1).seed("tasks") != s
+    assert book.Chapter("shapes").seed("x") != book.Chapter("learning").seed("x")  # same settings, other key
+
+
+def test_seed_does_not_depend_on_the_scale(monkeypatch):
+    seeds = set()
+    for s in book.SCALE_NAMES:
+        monkeypatch.setenv("LLOYD_SCALE", s)
+        seeds.add(book.Chapter("construction").seed("exactness"))
+    assert len(seeds) == 1
+
+
+def test_bad_arguments_name_the_argument(monkeypatch):
+    monkeypatch.setenv("LLOYD_SCALE", "ci")
+    assert_raises_naming(lambda: book.Chapter("no-such-chapter"), ValueError, ["chapter", "'no-such-chapter'"])
+    assert_raises_naming(lambda: book.Chapter("05_shapes"), ValueError, ["chapter", "shapes"])
+    assert_raises_naming(lambda: book.Chapter(["lloyd"]), TypeError, ["chapter", "['lloyd']"])
+    assert_raises_naming(lambda: book.Chapter("lloyd", seed_value=-1), ValueError, ["seed_value"])
+    assert_raises_naming(lambda: book.Chapter("lloyd", seed_value=1.5), TypeError, ["seed_value"])
+    ch = book.Chapter("lloyd")
+    for bad in ("", None, 7):
+        assert_raises_naming(lambda bad=bad: ch.seed(bad), ValueError, ["name", repr(bad)])
+    assert_raises_naming(lambda: ch.settings([("n", 1)]), ValueError, ["rows", "('n', 1)"])
+
+
+def test_setup_refuses_a_bad_chapter_or_seed_before_doing_anything(monkeypatch, cache_env):
+    claims.start("construction")
+    assert_raises_naming(lambda: book.setup("nope"), ValueError, ["chapter", "'nope'"])
+    assert_raises_naming(lambda: book.setup("lloyd", seed_value=-2), ValueError, ["seed_value"])
+    assert claims.chapter() == "construction"  # no claim list started
+
+
+def _row(**kw):
+    return dict(statement="A statement", source="a source", paper="p", ours="o", **kw)
+
+
+def test_record_records_the_claim_and_glues_its_verdict(glued, started):
+    claim = started.record("monotone", **_row(verdict="reproduced", check=True))
+    assert claim.id == "lloyd-monotone" and claim.verdict == "reproduced"
+    assert [c.id for c in claims.claims()] == ["lloyd-monotone"]
+    assert glued == {"lloyd-v-monotone": ("reproduced", False)}
+    started.record("beyond", **_row(verdict="beyond the paper", check=True))
+    assert glued["lloyd-v-beyond"] == ("beyond the paper", False)
+
+
+def test_record_glues_nothing_when_the_check_fails(glued, started):
+    with pytest.raises(AssertionError, match="lloyd-fails"):
+        started.record("fails", **_row(verdict="reproduced", check=False))
+    assert glued == {} and claims.claims() == []
+    with pytest.raises(ValueError, match="prefix"):
+        started.record("lloyd-monotone", **_row(verdict="reproduced", check=True))
+    with pytest.raises(ValueError, match="verdict"):
+        started.record("odd", **_row(verdict="mostly", check=True))
+    assert glued == {}
+
+
+def test_decide_records_through_learning_and_glues_the_stated_verdict(glued, started):
+    holds, fails = learning.Evidence("a", "holds", "1 < 2"), learning.Evidence("b", "fails", "3 > 2")
+    row = dict(statement="Two parts", source="a source", paper="both")
+    evidence = started.decide("two-parts", **row, expected="partly", evidence=[holds, fails])
+    assert evidence == [holds, fails]
+    (claim,) = claims.claims()
+    assert claim.id == "lloyd-two-parts" and claim.verdict == "partly" and "a: holds (1 < 2)" in claim.ours
+    assert glued == {"lloyd-v-two-parts": ("partly", False)}
+    with pytest.raises(AssertionError, match="lloyd-wrong"):  # the parts support "reproduced", not "partly"
+        started.decide("wrong", **row, expected="partly", evidence=[holds])
+    assert "lloyd-v-wrong" not in glued
+
+
+def test_settings_table_glues_the_departures(glued, started):
+    rows = [("n", 512, 128), ("d", 32, 32), ("seeds", "10", 10)]
+    table = started.settings(rows)
+    assert isinstance(table, Table) and [r[-1] for r in table.rows] == ["departs", "", ""]
+    assert glued == {"lloyd-ndepart": (1, False), "lloyd-nrows": (3, False), "lloyd-scale": ("ci", False)}
+    started.settings(iter([["n", 1, 1]]))  # any iterable of triples
+    assert glued["lloyd-ndepart"] == (0, False) and glued["lloyd-nrows"] == (1, False)
+
+
+def test_table_shows_the_chapters_claims(glued, started):
+    started.record("monotone", **_row(verdict="reproduced", check=True))
+    started.table()
+    keys = claims.glue_keys("lloyd")
+    assert glued[keys["n"]][0] == 1 and glued[keys["reproduced"]][0] == 1 and keys["table"] in glued

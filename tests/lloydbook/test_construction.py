@@ -100,3 +100,35 @@ def test_figures_return_their_figure(task):
     for fig, panels in figs:
         assert len(fig.axes) == panels
         plt.close(fig)
+
+
+def test_gamma_table_has_one_row_per_shape():
+    fg = {
+        (d, k, e): {"gamma_star": g} for d, k in ((4, 10), (4, 100)) for e, g in zip(("OH", "BN", "SC"), (40, 58, 46))
+    }
+    table = lc.gamma_table(fg, [(4, 10, 1.45, 1.51), (4, 100, 0.594, 0.65)])
+    assert len(table.header) == 7 and table.header[:2] == ["d", "k"]
+    assert table.rows == [
+        ["4", "10", "40.0", "58.0", "46.0", "1.45", "1.51"],
+        ["4", "100", "40.0", "58.0", "46.0", "0.59", "0.65"],
+    ]
+    assert "<table" in table._repr_html_()
+
+
+def test_cases_table_counts_the_failed_assumptions():
+    cases = {
+        "empty": (lc.one_d([0.0, 0.1, 0.2, 0.3]), lc.one_d([0.1, 0.9])),
+        "fine": (lc.one_d([0.0, 0.1, 0.9, 1.0]), lc.one_d([0.2, 0.8])),
+    }
+    table = lc.cases_table({name: lc.run_case(X, C) for name, (X, C) in cases.items()})
+    assert table.header == ["task", "transformer", "Lloyd", "ties", "duplicates", "empty", "warning"]
+    empty, fine = table.rows
+    assert empty[:3] == ["empty", "0.15, 0.15", "0.15, 0.9"] and empty[5] == "1"
+    assert empty[6] == "AssumptionWarning"
+    assert fine == ["fine", "0.05, 0.95", "0.05, 0.95", "0", "0", "0", "none"]
+
+
+def test_norms_table_formats_the_rows():
+    table = lc.norms_table([(6, "SC", 9, 33.0, 33.0, 11.0), (1000, "BN", 18, 18.0, 17.0, 4.2426)], 8)
+    assert table.header[0] == "k (d = 8)" and len(table.header) == 6
+    assert table.rows == [["6", "SC", "9", "33", "33", "11"], ["1000", "BN", "18", "18", "17", "4.24"]]

@@ -9,6 +9,7 @@ import pytest
 import torch
 
 from lloydbook import families as fam
+from lloydbook.learning import Evidence
 from lloydlib import losses
 from lloydlib.training import TrainConfig
 from lloydlib.training.config import build_model
@@ -127,3 +128,79 @@ def test_figures_draw_one_panel_per_setting():
     X, C0, _ = fam.family_tasks(1, 16, 2, 3, fams, seed=0)
     fam.squeeze_figure({f: (X[i : i + 1], C0[i : i + 1]) for i, f in enumerate(fams)}, {f: np.ones(5) for f in fams})
     assert len(plt.gcf().axes) == 4
+
+
+def test_squeeze_ratio_is_below_one_and_shrinks_with_n():
+    small = fam.squeeze_ratio(16, 32, 2, 3, seed=4)
+    large = fam.squeeze_ratio(16, 512, 2, 3, seed=4)
+    assert 0 < large < small < 1  # cauchy tasks are squeezed, more so at larger n
+    X, _, _ = fam.family_tasks(16, 32, 2, 3, ["normal", "cauchy"], seed=4)
+    width = (X.quantile(0.75, dim=1) - X.quantile(0.25, dim=1)).mean(-1)
+    assert small == pytest.approx(float(width[16:].median() / width[:16].median()))
+
+
+def test_squeeze_numbers_and_table():
+    squeeze = {32: 0.3, 128: 0.1, 512: 0.03}
+    on_cauchy = {(e, n): np.array([0.7, 0.8, 0.9]) + (e == "BN") * 0.1 for e in ("OH", "BN") for n in squeeze}
+    numbers = fam.squeeze_numbers(squeeze, 0.02, on_cauchy, "OH")
+    assert numbers == {"sq-small": 0.3, "sq-large": 0.03, "sq-paper": 0.02, "sq-on-cauchy": pytest.approx(0.8)} | {
+        "e0": "OH",
+        "nhi": 512,
+    }
+    table = fam.squeeze_table(squeeze, on_cauchy, ["OH", "BN"], (512, 32), 0.02)
+    assert len(table.header) == 4 and len(table.rows) == 4
+    assert table.rows[0][:3] == ["32", "0.300", "0.800 [0.750, 0.850]"]
+    assert table.rows[-1][:2] == ["512 (d=32, the paper's task size)", "0.020"]
+
+
+def same_family_values(fams=("normal", "cauchy", "gumbel"), taus=(1.0, 0.1)):
+    V = {}
+    for i, f in enumerate(fams):
+        for t in taus:
+            for e in ("OH", "BN"):
+                for j, l in enumerate(("NE", "L2")):
+                    V[(f, t, e, l)] = np.array([1.0, 2.0, 3.0]) * (1 + i) * (1 + j) * (2 if t == 1.0 else 1)
+    V[("cauchy", 0.1, "BN", "L2")] = np.array([1.0, math.inf, 5.0])
+    return V
+
+
+def test_same_family_numbers_are_medians_without_the_chapter_prefix():
+    V = same_family_values()
+    numbers = fam.same_family_numbers(V, ["OH", "BN"], ["NE", "L2"], ["normal", "gumbel"], 1.0, 0.1)
+    assert not any(name.startswith("fam") for name in numbers)
+    assert numbers["cauchy-oh-l2"] == 8.0 and numbers["cauchy-t1-min"] == 8.0 and numbers["cauchy-plateau"] == 3
+    assert numbers["t1-l2-min"] == 8.0 and numbers["t1-ne-min"] == 4.0
+    assert numbers["oh-t01-max"] == 12.0 and numbers["bn-t01-min"] == 2.0 and numbers["nseeds"] == 3
+
+
+@pytest.mark.filterwarnings("ignore:invalid value:RuntimeWarning")  # numpy's quantiles of +inf (a diverged run)
+def test_same_family_table_counts_the_diverged_runs():
+    V = same_family_values()
+    table = fam.same_family_table(V, ["normal", "cauchy", "gumbel"], [1.0, 0.1], ["OH", "BN"], ["NE", "L2"])
+    assert table.header == ["family", "tau", "OH:NE", "OH:L2", "BN:NE", "BN:L2"] and len(table.rows) == 6
+    assert table.rows[0][:3] == ["normal", "1", "4.000 [3.000, 5.000]"]
+    assert table.rows[3][-1].endswith(", 1 diverged") and "diverged" not in table.rows[3][-2]
+
+
+def test_transfer_numbers_and_the_reported_outcomes():
+    fams = ["normal", "cauchy", "gumbel"]
+    others = ["normal", "gumbel"]
+    many = {
+        e: {
+            (a, b): np.full(3, 1.0 + 0.1 * i + 0.01 * j + (e == "BN"))
+            for i, a in enumerate(fams)
+            for j, b in enumerate(fams)
+        }
+        for e in ("OH", "BN")
+    }
+    block = {e: np.array([0.9, 1.0, 1.1]) + (e == "BN") for e in ("OH", "BN")}
+    numbers = fam.transfer_numbers(many, ["OH", "BN"], others, block)
+    assert numbers["tr-cauchy-min"] == pytest.approx(1.1) and numbers["tr-cc"] == pytest.approx(1.11)
+    assert numbers["tr-to-cauchy-max"] == pytest.approx(1.21) and numbers["tr-block-min"] == pytest.approx(1.0)
+    assert numbers["tr-block-max"] == pytest.approx(2.22) and numbers["tr-block-oh"] == pytest.approx(1.0)
+    assert numbers["tr-block-bn"] == pytest.approx(2.0)
+    ev = {"OH": Evidence("OH", "holds", "a"), "BN": Evidence("BN", "undetermined", "b")}
+    assert fam.outcomes_of(ev, ["BN"]) == "BN: undetermined" and fam.outcomes_of(ev, []) == "none"
+    assert fam.outcomes_of(ev, ["OH", "BN"]) == "OH: holds; BN: undetermined"
+    table = fam.reported_table({"tested": ev, "block": ev}, ["BN"])
+    assert table.rows == [["BN", "tested", "undetermined", "b"], ["BN", "block", "undetermined", "b"]]

@@ -32,12 +32,12 @@ def bowl(g=5, scale=1.0, shift=(0, 0)):
 
 
 def test_eval_tasks_are_seeded_float64():
-    X, C0 = LB.eval_tasks(3, 10, 2, 4, seed=LB.EVAL_SEED)
+    X, C0 = LB.eval_tasks(3, 10, 2, 4, seed=7)
     assert X.shape == (3, 10, 2) and C0.shape == (3, 4, 2) and X.dtype == torch.float64
-    X2, _ = LB.eval_tasks(3, 10, 2, 4, seed=LB.EVAL_SEED)
+    X2, _ = LB.eval_tasks(3, 10, 2, 4, seed=7)
     assert torch.equal(X, X2)
-    assert LB.EVAL_SEED != LB.PILOT_EVAL_SEED and LB.DIRECTION_SEED != LB.PILOT_DIRECTION_SEED
-    assert LB.EVAL_SEED != LB.LOOK_EVAL_SEED and LB.DIRECTION_SEED != LB.LOOK_DIRECTION_SEED
+    assert LB.DIRECTION_SEED not in (LB.PILOT_DIRECTION_SEED, LB.LOOK_DIRECTION_SEED)
+    assert LB.PILOT_EVAL_SEED != LB.LOOK_EVAL_SEED
 
 
 def test_surfaces_stack_one_per_run_and_centre_is_the_model_loss():
@@ -109,3 +109,40 @@ def test_plane_rises_average_the_planes():
     np.testing.assert_allclose(both, (one[0] + one[1]) / 2)
     with pytest.raises(ValueError, match="at least one"):
         LB.plane_rises(runs, X, C0, direction_seeds=[], **kw)
+
+
+def test_pooled_median_and_gap_numbers():
+    assert LB.pooled_median({"a": [1.0, 5.0], "b": [2.0, 3.0, 4.0]}, ["a", "b"]) == 3.0
+    with pytest.raises(ValueError, match="at least one"):
+        LB.pooled_median({"a": [1.0]}, [])
+    embs = ["OH", "BN"]
+    by_family = {
+        (f, e): np.stack([bowl(scale=s + (e == "BN")) for s in (1.0, 2.0, 3.0)])
+        for f in ("normal", "cauchy")
+        for e in embs
+    }
+    by_family = {key: S * (4.0 if key[0] == "cauchy" else 1.0) for key, S in by_family.items()}
+    by_d = {
+        (d, e): S / (1.0 if d == 4 else 8.0) for d in (4, 32) for e, S in ((e, by_family[("normal", e)]) for e in embs)
+    }
+    nums = LB.gap_numbers(by_family, by_d, embs, dmin=4, dmax=32, n=512)
+    # a bowl of scale s has its largest value 1 + 2 s (a corner) and 1 at its centre
+    assert nums["normal-max"] == pytest.approx(np.median([3, 5, 7, 5, 7, 9]))
+    assert nums["normal-per-point"] == pytest.approx(nums["normal-max"] / 512)
+    assert nums["normal-max-hi"] == pytest.approx(nums["normal-max"] / 8)
+    assert nums["normal-centre-hi"] == pytest.approx(1 / 8)
+    assert nums["cauchy-max"] == pytest.approx(4 * nums["normal-max"]) and nums["ratio"] == pytest.approx(4.0)
+    assert nums["cauchy-centre"] == pytest.approx(4.0) and nums["normal-centre"] == pytest.approx(1.0)
+
+
+def test_tables_have_one_row_per_setting():
+    two = bowl()
+    two[0, 0] = 2.5
+    two[0, 1] = two[1, 0] = two[1, 1] = 3.0
+    S = np.stack([bowl(), two, bowl(shift=(1, 1))])
+    shape = LB.shape_table({"d=4 OH": S, "d=4 BN": S[:2]})
+    assert len(shape.rows) == 2 and len(shape.header) == 4
+    assert shape.rows[0][:3] == ["d=4 OH", "[1, 2, 1]", "[0, 0, 2]"]
+    gap = LB.gap_table({"normal OH": S, "cauchy OH": S[:1]})
+    assert gap.rows[1] == ["cauchy OH", "1", "3.000 [3.000, 3.000]", "1.000 [1.000, 1.000]"]
+    assert gap.rows[0][1] == "3"

@@ -4,6 +4,7 @@ import json
 from pathlib import Path
 
 import pytest
+import torch
 
 from lloydbook import book
 from lloydbook import leanness as lean
@@ -132,3 +133,58 @@ def test_the_recorded_gpu_results_bear_out_the_chapter_verdicts():
     rows = lean.rows_by_k(json.loads(path.read_text()))
     for m in ("forward", "backward", "memory"):
         assert lean.evidence(lean.table1_cells(rows, m, 1e-5, accounting="full"), "partly"), m
+
+
+def test_measurement_values_are_what_the_text_quotes(monkeypatch):
+    monkeypatch.setenv("LLOYD_SCALE", "ci")
+    P = book.params("leanness")
+    alpha = lean.chapter_alpha(P)
+    values = lean.measurement_values(P, alpha)
+    assert values == {
+        "n": P.n,
+        "n-intervals": lean.n_intervals(P),
+        "min-reps": min_reps(alpha),
+        "min-reps-robust": min_reps(alpha, lean.OUTLIERS),
+    }
+    assert values["min-reps-robust"] > values["min-reps"] and P.table1_reps >= values["min-reps-robust"]
+
+
+def _step_result(compile_):
+    return {
+        "lloydlib_ms_per_step": 36.0,
+        "reference_ms_per_step": 72.0,
+        "lloydlib_cpu_ms_per_step": 30.0,
+        "reference_cpu_ms_per_step": 90.0,
+        "cpu_speedup": 3.0,
+        "compile": compile_,
+        "compile_warmup_seconds": 12.4 if compile_ else None,
+    }
+
+
+def test_step_values_name_every_number_of_the_text(monkeypatch):
+    monkeypatch.setenv("LLOYD_SCALE", "ci")
+    P = book.params("leanness")
+    values = lean.step_values(_step_result(False), lean.Speedup(2.1, 1.5, 2.5), P)
+    assert values == {
+        "step-lloydlib-ms-per-step": 36.0,
+        "step-reference-ms-per-step": 72.0,
+        "step-lloydlib-cpu-ms-per-step": 30.0,
+        "step-reference-cpu-ms-per-step": 90.0,
+        "step-cpu-speedup": 3.0,
+        "step-speedup": 2.1,
+        "step-hours-reference": pytest.approx(0.2),  # 10,000 steps of 72 ms
+        "step-hours-lloydlib": pytest.approx(0.1),
+        "step-compile-note": "not compiled",
+        "step-threads": P.step_threads,
+        "step-batch": P.step_batch,
+    }
+    values = lean.step_values(_step_result(True), lean.Speedup(2.1, 1.5, 2.5), P)
+    assert values["step-compile-note"] == "compiled (compilation took 12 s once, not counted)"
+
+
+def test_step_values_count_torchs_threads_when_the_settings_leave_them():
+    P = book.params("leanness", "paper")
+    assert P.step_threads is None
+    assert (
+        lean.step_values(_step_result(True), lean.Speedup(1.0, 1.0, 1.0), P)["step-threads"] == torch.get_num_threads()
+    )

@@ -1,6 +1,7 @@
 """Unit tests of lloydbook.learning: the statistics, claims and tables the learning chapters share."""
 
 import math
+import sys
 from types import SimpleNamespace
 
 import numpy as np
@@ -224,3 +225,77 @@ def test_cheaper_decides_on_the_sign_test_interval_of_the_paired_ratios():
 def test_step_costs_times_forward_and_backward_per_repetition():
     costs = learning.step_costs(2, 3, n=8, batch=2, reps=3, warmup=0)
     assert set(costs) == {"OH", "BN"} and all(len(v) == 3 and min(v) > 0 for v in costs.values())
+
+
+# ----------------------------------------------------------------------------------------- what the chapters glue
+def test_final_lrs_reads_the_rate_each_run_ended_with():
+    a, b = fake_run([2.0, 1.0, 0.9]), fake_run([2.0, 1.0, 0.9])
+    b.history["lr"] = np.array([0.01, 0.005, 0.0025])
+    np.testing.assert_array_equal(learning.final_lrs([a, b]), [0.01, 0.0025])
+
+
+def test_wall_numbers_number_the_cases_in_order():
+    wall = {
+        (16, 16): {("OH",): [fake_run([2.0, 1.2], seconds=2.0)], ("BN",): [fake_run([2.0, 1.4], seconds=1.0)]},
+        (32, 25): {("OH",): [fake_run([2.0, 1.1], seconds=4.0)], ("BN",): [fake_run([2.0, 1.5], seconds=3.0)]},
+    }
+    got = learning.wall_numbers(wall)  # 10 steps a run: ms = 100 x seconds
+    assert got == pytest.approx(
+        {
+            "ms-oh-1": 200.0,
+            "ms-bn-1": 100.0,
+            "wall-plateau-1": 1.3,
+            "ms-oh-2": 400.0,
+            "ms-bn-2": 300.0,
+            "wall-plateau-2": 1.3,
+        }
+    )
+
+
+def test_cost_ratios_are_medians_of_the_per_repetition_ratios():
+    cost = {(16, 16): {"OH": [2.0, 3.0, 9.0], "BN": [1.0, 1.0, 1.0]}, (32, 25): {"OH": [1.0, 1.0], "BN": [2.0, 2.0]}}
+    assert learning.cost_ratios(cost) == {"cost-ratio-1": 3.0, "cost-ratio-2": 0.5}
+
+
+def test_outcomes_and_evidence_table_show_the_parts():
+    ev = [learning.Evidence("OH within 0.05", "holds", "numbers a"), learning.Evidence("BN", "undetermined", "b")]
+    assert learning.outcomes(ev) == "OH within 0.05: holds; BN: undetermined"
+    table = learning.evidence_table(ev)
+    assert table.header == ["part", "outcome", "what the seeds say"]
+    assert table.rows == [["OH within 0.05", "holds", "numbers a"], ["BN", "undetermined", "b"]]
+
+
+def test_q3_table_formats_per_seed_values_floats_and_labels():
+    table = learning.q3_table(("eta", "rise", "max", "runs"), [(0.001, [[1.0, 2.0, 3.0], 0.123456, 20])])
+    assert table.header == ["eta", "rise", "max", "runs"]
+    assert table.rows == [["0.001", "2.000 [1.500, 2.500]", "0.123", "20"]]
+    assert learning.q3_table(("d", "gap"), [(4, [np.array([0.5, 0.5])])]).rows == [["4", "0.500 [0.500, 0.500]"]]
+
+
+def test_command_line_runs_runs_the_command_and_finds_its_runs(monkeypatch, capsys):
+    configs = [TrainConfig(d=2, k=2, n=6, seed=s) for s in (0, 1)]
+    calls = []
+
+    def fake_subprocess_run(args, **kwargs):
+        calls.append(args)
+        return SimpleNamespace(returncode=0, stdout="trained 2 runs", stderr="")
+
+    monkeypatch.setattr(learning.subprocess, "run", fake_subprocess_run)
+    monkeypatch.setattr(learning.training, "lookup", lambda c: f"run {c.seed}")
+    cmd = "python -m lloydlib train --d 2 --k 2 --n 6 --seed 0 1"
+    assert learning.command_line_runs(cmd, configs) == ["run 0", "run 1"]
+    assert calls == [
+        [sys.executable, "-m", "lloydlib", "train", "--d", "2", "--k", "2", "--n", "6", "--seed", "0", "1"]
+    ]
+    out = capsys.readouterr().out
+    assert out.startswith(f"$ {cmd}\ntrained 2 runs\n") and "found in the cache: 2 runs, e.g. run 0" in out
+    monkeypatch.setattr(learning.training, "lookup", lambda c: None if c.seed else "run 0")
+    with pytest.raises(RuntimeError, match="not in the cache"):
+        learning.command_line_runs(cmd, configs)
+    monkeypatch.setattr(
+        learning.subprocess, "run", lambda a, **k: SimpleNamespace(returncode=2, stdout="", stderr="bad")
+    )
+    with pytest.raises(RuntimeError, match=r"failed \(exit 2\): bad"):
+        learning.command_line_runs(cmd, configs)
+    with pytest.raises(ValueError, match="python -m lloydlib train"):
+        learning.command_line_runs("python -m lloydlib check", configs)

@@ -94,3 +94,18 @@ def test_figures_have_their_panels():
     for fig, panels in figs:
         assert len(fig.axes) == panels
         plt.close(fig)
+
+
+def test_median_ratios_start_and_end_against_the_best():
+    best = torch.tensor([1.0, 2.0, 4.0], dtype=torch.float64)
+    init_obj = {
+        "random": torch.tensor([[3.0, 1.5, 1.0], [4.0, 2.0, 2.0], [8.0, 8.0, 4.0]], dtype=torch.float64),
+        "kmeans++": torch.tensor([[2.0, 1.0, 1.0], [6.0, 4.0, 3.0], [4.0, 4.0, 4.0]], dtype=torch.float64),
+    }
+    out = lt.median_ratios(init_obj, best)
+    assert out == {"init0-random": 2.0, "initT-random": 1.0, "init0-kmeans++": 2.0, "initT-kmeans++": 1.0}
+    assert all(isinstance(v, float) for v in out.values())
+    out = lt.median_ratios({"gonzalez": init_obj["kmeans++"][:, [0, 2]] * torch.tensor([[1.0], [2.0], [3.0]])}, best)
+    assert out == {"init0-gonzalez": 3.0, "initT-gonzalez": 3.0}  # ratios 2, 6, 3 and 1, 3, 3: medians 3 and 3
+    with pytest.raises(ValueError, match=r"init_obj\['random'\].*tasks = 3"):
+        lt.median_ratios({"random": init_obj["random"][:2]}, best)

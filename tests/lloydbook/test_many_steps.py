@@ -94,6 +94,31 @@ def test_gap_and_rise():
     assert M.rise(cur, "reembed", 1, 2)[1] == math.inf
 
 
+def test_pooled_median_pools_the_settings_seeds():
+    assert M.pooled_median([np.array([1.0, 5.0]), np.array([2.0]), [3.0, 4.0]]) == 3.0
+    assert M.pooled_median(np.array([s, s + 1.0]) for s in (0.0, 10.0)) == 5.5  # any iterable, e.g. a generator
+    with pytest.raises(ValueError, match="at least one array"):
+        M.pooled_median([])
+
+
+def test_init_numbers_name_each_init_and_pool_the_settings():
+    def curves(model_end, lloyd_end):  # two seeds, steps 0..2
+        return {
+            "reembed": np.array([[1.0, 0.8, model_end], [1.0, 0.8, model_end + 0.2]]),
+            "lloyd": np.array([[1.0, 0.9, lloyd_end], [1.0, 0.9, lloyd_end]]),
+        }
+
+    C = {("random", "a"): curves(0.2, 0.4), ("random", "b"): curves(0.4, 0.4), ("kmeans++", "a"): curves(0.5, 0.3)}
+    got = M.init_numbers(C, ("random", "kmeans++"), ["a"], 2)
+    # random: mean gaps over steps 1-2 of the two seeds -0.15, -0.05; kmeans++: 0.05, 0.15
+    expected = {"lloydT-random": 0.4, "modelT-random": 0.3, "gapinit-random": -0.1}
+    expected |= {"lloydT-kmeanspp": 0.3, "modelT-kmeanspp": 0.6, "gapinit-kmeanspp": 0.1}
+    assert got == pytest.approx(expected)
+    pooled = M.init_numbers(C, ("random",), ["a", "b"], 2)
+    assert pooled["modelT-random"] == pytest.approx(0.4)  # median of 0.2, 0.4, 0.4, 0.6
+    assert set(pooled) == {"lloydT-random", "modelT-random", "gapinit-random"}
+
+
 def test_eval_ns():
     assert M.eval_ns(512, [0.25, 0.5, 2, 4]) == [128, 256, 1024, 2048]  # the paper's Fig. 12
     assert M.eval_ns(32, [0.25, 0.5, 2, 4]) == [8, 16, 64, 128]

@@ -2,6 +2,7 @@
 
 import math
 
+import pytest
 import sympy as sp
 import torch
 
@@ -78,3 +79,28 @@ def test_plateau_level_pools_runs_and_the_last_iterations():
     tail = res.distance[:, res.steps >= 200]
     assert acb.plateau_level(res) == float(tail.median())
     assert acb.plateau_level(res, tail=1.0) == float(res.distance.median())
+
+
+def test_comparison_numbers_read_the_settings_the_prose_names():
+    P = type("P", (), {"cmp_sigma": [0.3, 1.0], "cmp_L": [20, 100]})
+    maps = ("best", "one", "conv")
+    res_cmp = {
+        (s, L, n): (0.0, 10 * s + L / 100 + j, 0.0) for s in P.cmp_sigma for L in P.cmp_L for j, n in enumerate(maps)
+    }
+    separation = {(s, L): s + L for s in P.cmp_sigma for L in P.cmp_L}
+    same = {
+        (s, L, init): s * L + (init == "gonzalez")
+        for s in P.cmp_sigma
+        for L in P.cmp_L
+        for init in ("kmeans++", "gonzalez")
+    }
+    out = acb.comparison_numbers(res_cmp, separation, same, P, "best", "one", "conv")
+    assert (out["cmp-sigma"], out["cmp-L"], out["cmp-sigma-lo"], out["cmp-L-hi"]) == (1.0, 20, 0.3, 100)
+    assert (out["cmp-id-den"], out["cmp-lloyd-den"], out["cmp-conv-den"]) == (10.2, 11.2, 12.2)  # sigma=1, L=20
+    assert out["cmp-separation"] == 101.0  # largest sigma, largest L
+    assert (out["cmp-same-kpp"], out["cmp-same-ff"]) == (
+        pytest.approx(30.0),
+        pytest.approx(31.0),
+    )  # smallest sigma, largest L
+    assert (out["cmp-lo-one"], out["cmp-lo-conv"]) == (5.0, 6.0)
+    assert len(out) == 12

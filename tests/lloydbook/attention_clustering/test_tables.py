@@ -37,3 +37,15 @@ def test_training_tables():
     res_cmp = {(0.3, 20, "a"): (0.5, 0.25, 0.01)}
     P = type("P", (), {"cmp_sigma": [0.3], "cmp_L": [20]})
     assert acb.comparison_table(res_cmp, ["a"], P).rows == [["a", "0.500 / 0.250"]]
+
+
+def test_plateau_table_one_row_per_level_then_the_ratios():
+    plateau = {(0.3, "R1"): 0.02, (1.0, "R1"): 0.5}
+    within = {(0.3, "R1"): True, (1.0, "R1"): False}
+    t = acb.plateau_table(plateau, {"R1": 25.0}, within, acb.SEED_PLATEAU)
+    assert t.header == ["plateau", "form", "ours", "seed summary", "within half a decade"]
+    assert t.rows == [
+        ["σ=0.3", "R1", "0.0200", "0.01", "yes"],
+        ["σ=1.0", "R1", "0.5000", "0.1", "no"],
+        ["σ=1 / σ=0.3", "R1", "25.00", "10", ""],
+    ]

@@ -1,4 +1,5 @@
-"""Shared by the tests of lloydbook.paper_scale: a fresh claims table of the learning chapter."""
+"""Shared by the tests of lloydbook.paper_scale: a fresh claims table of chapter 04, ``learning`` (Figs. 10 and
+17; test_shapes.py and test_clusters.py override it with chapter 05's, ``shapes``: Figs. 11, 13, 14 and 15)."""
 
 import pytest
 

@@ -11,6 +11,14 @@ from lloydbook import claims, paper_scale
 from lloydbook.paper_scale import clusters
 
 
+@pytest.fixture
+def chapter():
+    """The claims of chapter ``shapes`` (Figs. 11, 13, 14 and 15 are chapter 05's), emptied before and after."""
+    claims.start("shapes")
+    yield
+    claims.start("shapes")
+
+
 # ----------------------------------------------------------------------------------------- unstable
 def test_unstable_reads_status_and_history():
     assert paper_scale.unstable(run(falls(20), 0, status="diverged"))
@@ -73,10 +81,10 @@ def fig15(G, **kw):
 def test_fig15_bn_degrades_oh_flat_and_three_oh_runs_unstable(chapter):
     ids = fig15(fig15_grid())
     assert ids == [
-        "learning-k-bn-degrades-gpu-h200",
-        "learning-k-oh-insensitive-gpu-h200",
-        "learning-k-bn-below-na-gpu-h200",
-        "learning-k-oh-unstable-gpu-h200",
+        "shapes-k-bn-degrades-gpu-h200",
+        "shapes-k-oh-insensitive-gpu-h200",
+        "shapes-k-bn-below-na-gpu-h200",
+        "shapes-k-oh-unstable-gpu-h200",
     ]
     assert verdicts(ids) == ["reproduced"] * 4
     rows = claims.claims()
@@ -86,7 +94,7 @@ def test_fig15_bn_degrades_oh_flat_and_three_oh_runs_unstable(chapter):
 
 @pytest.mark.parametrize("oh_unstable", [(), tuple(range(6))], ids=["none", "most"])
 def test_fig15_instability_that_no_rerun_would_call_the_papers_fails(chapter, oh_unstable):
-    with pytest.raises(AssertionError, match="learning-k-oh-unstable-gpu-h200"):
+    with pytest.raises(AssertionError, match="shapes-k-oh-unstable-gpu-h200"):
         fig15(fig15_grid(oh_unstable))
 
 
@@ -96,7 +104,7 @@ def test_fig15_partial_and_bn_not_degrading(chapter):
     for key in G:
         if key[3] == "BN":  # flat in k: no degradation
             G[key] = [run(falls(20), s) for s in range(10)]
-    with pytest.raises(AssertionError, match="learning-k-bn-degrades-gpu-h200"):
+    with pytest.raises(AssertionError, match="shapes-k-bn-degrades-gpu-h200"):
         fig15(G)
 
 
@@ -109,18 +117,18 @@ def test_fig15_refuses_clipped_runs_for_the_instability(chapter):
 
 def test_fig15_records_only_the_statements_of_the_panels_given(chapter):
     G = fig15_grid()
-    assert fig15(G, cases=[(32, 1.0)], ks=(6, 10)) == ["learning-k-oh-insensitive-gpu-h200"]  # no k=25, no d=4
-    claims.start("learning")  # the same id with another statement is a new claim
+    assert fig15(G, cases=[(32, 1.0)], ks=(6, 10)) == ["shapes-k-oh-insensitive-gpu-h200"]  # no k=25, no d=4
+    claims.start("shapes")  # the same id with another statement is a new claim
     assert fig15(G, cases=[[4, 1.0]], embeddings=("OH", "BN")) == [  # a case given as a list; no NA
-        "learning-k-bn-degrades-gpu-h200",
-        "learning-k-oh-insensitive-gpu-h200",
+        "shapes-k-bn-degrades-gpu-h200",
+        "shapes-k-oh-insensitive-gpu-h200",
     ]
 
 
 def test_fig15_oh_with_too_few_stable_runs_is_not_insensitive(chapter):
     G = fig15_grid(oh_unstable=())
     G[(4, 1.0, 10, "OH", "L2")] = [run(falls(20), s, status="diverged") for s in range(10)]
-    with pytest.raises(AssertionError, match="learning-k-oh-insensitive-gpu-h200"):
+    with pytest.raises(AssertionError, match="shapes-k-oh-insensitive-gpu-h200"):
         fig15(G, cases=[(4, 1.0)])
     with pytest.raises(ValueError, match="ks must hold at least 2 values"):
         fig15(G, ks=(6,))
@@ -133,15 +141,15 @@ def test_fig15_oh_beyond_the_tolerance_at_a_large_k_is_not_insensitive(chapter):
     for key in G:
         if key[2] == 25 and key[3] == "OH" and key[:2] != (32, 0.1):  # OH's median 0.1 higher at k=25
             G[key] = [run(falls(20, 0.9 + 2 * clusters.K_TOL), s) for s in range(10)]
-    with pytest.raises(AssertionError, match="learning-k-oh-insensitive-gpu-h200"):
+    with pytest.raises(AssertionError, match="shapes-k-oh-insensitive-gpu-h200"):
         fig15(G, cases=[(4, 1.0)])
-    claims.start("learning")
+    claims.start("shapes")
     G = fig15_grid()
     for key in G:
         if key[2] == 25 and key[3] == "OH" and key[:2] == (4, 1.0):  # 0.02 higher: within the tolerance
             G[key] = [run(falls(20, 0.9 + 0.4 * clusters.K_TOL), s) for s in range(10)]
-    assert fig15(G, cases=[(4, 1.0)])[1] == "learning-k-oh-insensitive-gpu-h200"
-    assert verdicts(["learning-k-oh-insensitive-gpu-h200"]) == ["reproduced"]
+    assert fig15(G, cases=[(4, 1.0)])[1] == "shapes-k-oh-insensitive-gpu-h200"
+    assert verdicts(["shapes-k-oh-insensitive-gpu-h200"]) == ["reproduced"]
 
 
 def test_bad_seeds_and_machine_fail_before_the_sweep_is_read(chapter):

@@ -8,7 +8,7 @@ import pytest
 
 from lloydbook import claims, paper_scale
 from lloydbook.learning import Evidence
-from lloydbook.paper_scale import clusters, common, shapes, sweeps, tau, wall
+from lloydbook.paper_scale import clusters, common, report, shapes, sweeps, tau, wall
 
 
 def seeded(*seeds):
@@ -17,7 +17,7 @@ def seeded(*seeds):
 
 
 def test_init_exports_the_submodules_functions():
-    homes = (common, tau, shapes, clusters, wall, sweeps)
+    homes = (common, tau, shapes, clusters, wall, sweeps, report)
     for name in paper_scale.__all__:
         owners = [m for m in homes if name in m.__all__]
         assert len(owners) == 1, name

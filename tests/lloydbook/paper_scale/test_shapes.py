@@ -15,6 +15,14 @@ from lloydbook import claims, paper_scale
 from lloydbook.paper_scale import shapes
 
 
+@pytest.fixture
+def chapter():
+    """The claims of chapter ``shapes`` (Figs. 11, 13, 14 and 15 are chapter 05's), emptied before and after."""
+    claims.start("shapes")
+    yield
+    claims.start("shapes")
+
+
 def exact(val, seed, *, train=None, status="done"):
     """A made-up run whose curves are exactly ``val`` and ``train`` (no per-seed wiggle)."""
     val = np.asarray(val, dtype=float)
@@ -93,14 +101,14 @@ def fig14(G, **kw):
 
 def test_fig14_gaps_shrink_with_d(chapter):
     ids = fig14(fig14_grid())
-    assert ids == ["learning-d-oh-bn-gap-shrinks-gpu-h200", "learning-d-ne-l2-gap-shrinks-gpu-h200"]
+    assert ids == ["shapes-d-oh-bn-gap-shrinks-gpu-h200", "shapes-d-ne-l2-gap-shrinks-gpu-h200"]
     assert verdicts(ids) == ["reproduced"] * 2
     assert "tau=0.25" in claims.claims()[0].ours and "tau=0.1" in claims.claims()[0].ours  # every panel
 
 
 def test_fig14_partial_and_contradicting(chapter):
     assert fig14(drop_one(fig14_grid())) == [] and claims.claims() == []
-    with pytest.raises(AssertionError, match="learning-d-oh-bn-gap-shrinks-gpu-h200"):
+    with pytest.raises(AssertionError, match="shapes-d-oh-bn-gap-shrinks-gpu-h200"):
         fig14(fig14_grid(shrinks=False))
 
 
@@ -138,7 +146,7 @@ def fig11(G, **kw):
 
 def test_fig11_small_rate_slow_large_rates_worse(chapter):
     ids = fig11(fig11_grid())
-    assert ids == ["learning-lr-small-monotone-slow-gpu-h200", "learning-lr-large-nonmonotone-worse-gpu-h200"]
+    assert ids == ["shapes-lr-small-monotone-slow-gpu-h200", "shapes-lr-large-nonmonotone-worse-gpu-h200"]
     assert verdicts(ids) == ["reproduced"] * 2
     large = claims.claims()[1]
     assert "eta >= 0.1 at d=32" in large.statement and "3 cells: 3 holds" in large.ours  # d=4: 1; d=32: 0.1, 1
@@ -146,7 +154,7 @@ def test_fig11_small_rate_slow_large_rates_worse(chapter):
 
 def test_fig11_partial_contradicting_and_bad_rates(chapter):
     assert fig11(drop_one(fig11_grid())) == [] and claims.claims() == []
-    with pytest.raises(AssertionError, match="learning-lr-large-nonmonotone-worse-gpu-h200"):
+    with pytest.raises(AssertionError, match="shapes-lr-large-nonmonotone-worse-gpu-h200"):
         fig11(fig11_grid(d32_large=False))  # eta=0.1 at d=32 as good as 0.01
     with pytest.raises(ValueError, match="lrs must include"):
         fig11(fig11_grid(), lrs=(0.001, 0.1, 1.0))
@@ -183,12 +191,12 @@ def fig13(G, **kw):
 
 def test_fig13_n_makes_little_difference(chapter):
     assert verdicts(fig13(fig13_grid())) == ["reproduced"]
-    assert claims.claims()[0].id == "learning-n-little-difference-gpu-h200"
+    assert claims.claims()[0].id == "shapes-n-little-difference-gpu-h200"
 
 
 def test_fig13_partial_contradicting_and_bad_reference(chapter):
     assert fig13(drop_one(fig13_grid())) == [] and claims.claims() == []
-    with pytest.raises(AssertionError, match="learning-n-little-difference-gpu-h200"):
+    with pytest.raises(AssertionError, match="shapes-n-little-difference-gpu-h200"):
         fig13(fig13_grid(small_worse=True))
     with pytest.raises(ValueError, match=r"ns must include \[64\]"):
         fig13(fig13_grid(), n0=64)

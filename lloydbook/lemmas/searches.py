@@ -1,15 +1,14 @@
-"""Figures, tables and search bookkeeping of the chapter "The Lipschitz and norm-bound lemmas" (book/09_lemmas.ipynb).
+"""The searches and table rows of the chapter "The Lipschitz and norm-bound lemmas" (book/09_lemmas.ipynb).
 
-The chapter keeps the prose, the claims and their checks; this module runs the repetitive searches
-(sweeps of :mod:`lloydlib.theory`'s sandwiches over a grid), builds the rows of its tables and draws its
-figures. ``SW`` arguments are the search effort, ``dict(restarts=..., steps=..., random_pairs=...)``.
+The chapter keeps the prose, the claims and their checks; this module runs the repetitive searches (sweeps
+of :mod:`lloydlib.theory`'s sandwiches over a grid) and builds the rows of its tables. ``SW`` arguments are
+the search effort, ``dict(restarts=..., steps=..., random_pairs=...)``.
 """
 
 from __future__ import annotations
 
 import math
 
-import matplotlib.pyplot as plt
 import mpmath
 import numpy as np
 import sympy as sp
@@ -19,10 +18,10 @@ from lloydlib import theory as T
 from lloydlib.tasks import sample_tasks
 
 __all__ = [
-    "ARROW", "TERMS", "TERM_NAMES", "log10", "int_ticks", "paper_constants", "table3_agreement",
-    "norm_bound_rows", "table2_rows", "plot_softmax", "softmax_region_grid", "softmax_heads", "phi_factor_grid", "gamma_sweep", "plot_slack", "head_slack_rows",
-    "h1_rows", "eq170_grid", "theorem1_searches", "theorem1_rows", "print_pair", "plot_phi",
-    "lipschitz_measurements", "plot_lipschitz", "plot_training",
+    "ARROW", "TERMS", "TERM_NAMES", "log10", "paper_constants", "table3_agreement", "norm_bound_rows",
+    "table2_rows", "softmax_region_grid", "softmax_heads", "phi_factor_grid", "gamma_sweep", "slack_curve",
+    "head_slack_rows", "h1_rows", "eq170_grid", "theorem1_searches", "theorem1_rows", "print_pair",
+    "lipschitz_measurements",
 ]  # fmt: skip
 
 ARROW = {1: "↑", -1: "↓", 0: "–"}
@@ -34,13 +33,6 @@ TERM_NAMES = {"m": "m", "m_p": "m'", "rho": "ρ", "rho_p": "ρ'", "Gamma1": "Γ1
 def log10(x) -> float:
     """log10 of a float or of an mpmath number too large for a float."""
     return float(mpmath.log10(x))
-
-
-def int_ticks(ax, values) -> None:
-    """Label a log-scaled x axis with exactly these integers."""
-    ax.set_xticks(list(values))
-    ax.set_xticklabels([str(v) for v in values])
-    ax.xaxis.set_minor_locator(plt.NullLocator())
 
 
 def paper_constants(d, k, n, Gamma1, Gamma2, gamma, tau):
@@ -114,24 +106,6 @@ def table2_rows(derived, stored, columns):
             cells.append(a)
         rows.append([TERM_NAMES[t]] + cells)
     return rows
-
-
-def plot_softmax(sm, ms, deltas) -> None:
-    """Lemma I.3: stated and sharp constants against the largest observed ratio, one panel per delta."""
-    fig, axes = plt.subplots(1, len(deltas), figsize=(4.2 * len(deltas), 3.4), sharey=True)
-    axes = np.atleast_1d(axes)
-    ms = np.array(ms)
-    for ax, dl in zip(axes, deltas):
-        ax.loglog(ms, [T.softmax_bound(dl, m) for m in ms], "k-", label=r"stated $e^\delta/m$")
-        ax.loglog(ms, [T.softmax_l1_sharp(dl, m) for m in ms], "C1--", label="sharp constant")
-        ax.loglog(ms, [sm[(dl, m)]["stated"].ratio for m in ms], "C0o", label="largest observed ratio")
-        ax.set_title(rf"$\delta = {dl:g}$")
-        ax.set_xlabel("m (length of v)")
-        int_ticks(ax, ms.tolist())
-    axes[0].set_ylabel(r"$\|\Delta\,\mathrm{softmax}\|_1 / \|\Delta v\|_1$")
-    axes[0].legend(fontsize=8)
-    fig.suptitle("Lemma I.3: the stated constant against the observed ratio and the sharp constant", y=1.02)
-    plt.show()
 
 
 def softmax_region_grid(m_max=512, deltas=None):
@@ -212,7 +186,9 @@ def gamma_sweep(lemma, gammas, d_emb, SW, seed):
     return out
 
 
-def _slack_curve(lemma, vary, values, d_emb, SW, seed):
+def slack_curve(lemma, vary, values, d_emb, SW, seed):
+    """Largest observed ratio / constant of ``lemma`` as one setting ``vary`` takes ``values`` (the others at
+    m = m' = 4, rho = rho' = 1, gamma = 1); raises on a counterexample."""
     out = []
     for v in values:
         kw = dict(m=4, m_p=4, d_emb=d_emb, gamma=1.0, rho=1.0, rho_p=1.0)
@@ -222,32 +198,6 @@ def _slack_curve(lemma, vary, values, d_emb, SW, seed):
             raise AssertionError(f"counterexample to Lemma {lemma} at {vary}={v}: {r.ratio} > {r.bound}\n{r.pair}")
         out.append(r.ratio / r.bound)
     return np.array(out)
-
-
-def plot_slack(sweep, P, SW) -> None:
-    """Slack of Lemmas I.5-I.8 over gamma (from ``sweep``), d_emb, m and m' (searched here, at gamma = 1)."""
-    panels = [("gamma", P.gammas, r"$\gamma$"), ("d_emb", P.demb_s, r"$d_{\mathsf{emb}}$"), ("m", P.m_s, "$m$"),
-              ("m_p", P.mp_s, "$m'$")]  # fmt: skip
-    fig, axes = plt.subplots(1, 4, figsize=(16, 3.6), sharey=True)
-    for ax, (vary, values, label) in zip(axes, panels):
-        for c, lemma in enumerate(T.LEMMAS):
-            if vary == "gamma":
-                y = np.array([r.ratio / r.bound for r in sweep[lemma]])
-            else:
-                y = _slack_curve(lemma, vary, values, P.sweep_demb, SW, 30 + c)
-            ax.loglog(values, np.where(y > 0, y, np.nan), "o-", color=f"C{c}", label=f"Lemma {lemma}")
-            if vary == "gamma" and lemma in ("I.6", "I.7"):
-                f = T.kappa3_sharpened if lemma == "I.6" else T.kappa4_sharpened
-                ax.loglog(values, [r.ratio / f(4, 1.0, 1.0, 1.0, 1.0, g_, P.sweep_demb)
-                                   for g_, r in zip(values, sweep[lemma])], ":", color=f"C{c}")  # fmt: skip
-        ax.axhline(1.0, color="k", lw=0.8)
-        ax.set_xlabel(label)
-        if vary != "gamma":
-            int_ticks(ax, values)
-    axes[0].set_ylabel("largest observed ratio / constant")
-    axes[0].legend(fontsize=8)
-    fig.suptitle("Slack of Lemmas I.5-I.8 (dotted: against the sharpened κ3*, κ4 $e^{-\\delta}$); 1 = tight", y=1.03)
-    plt.show()
 
 
 def head_slack_rows(d, k, n, SW):
@@ -330,27 +280,6 @@ def print_pair(r) -> None:
               f" ||{kind}_mu - {kind}'_mu|| =", torch.linalg.matrix_norm(W - W2, ord=2).numpy().round(6))  # fmt: skip
 
 
-def plot_phi(thm1, ce, d, k, n, gammas) -> None:
-    """Theorem I.1 over gamma: phi as stated, in Eq. 170 form, phi_sum, the explicit pair and the ascent."""
-    gs = np.logspace(-4, 1, 60)
-    fig, axes = plt.subplots(1, 2, figsize=(11, 3.8), sharey=True)
-    for ax, emb in zip(axes, ("OH", "BN")):
-        d_E, D = T.dims(d, k, emb)
-        ax.loglog(gs, [T.phi(n, k, d, d_E, D, 1.0, 1.0, g_) for g_ in gs], "k-", label=r"$\phi$ as stated")
-        ax.loglog(gs, [T.phi_eq170(k, d_E, D, 1.0, 1.0, g_) for g_ in gs], "k:", label=r"$\phi$, Eq. 170 form")
-        ax.loglog(gs, [T.phi_sum(n, k, d, d_E, D, 1.0, 1.0, g_) for g_ in gs], "C2--", label=r"$\phi_{\mathrm{sum}}$")
-        ax.axhline(ce[emb], color="C3", label="explicit pair ($Q=K=0$)")
-        obs = [(ga, thm1[(emb, 1.0, ga)][0].ratio) for ga in gammas]
-        ax.loglog(*zip(*obs), "C0o", ms=7, label=r"gradient ascent ($\Gamma_1 = 1$)")
-        ax.set_ylim(1, 1e6)
-        ax.set_xlabel(r"$\gamma$ (with $\Gamma_1 = \Gamma_2 = 1$)")
-        ax.set_title(f"{emb}: d={d}, k={k}, n={n}")
-    axes[0].set_ylabel(r"$\|F(\Theta)-F(\Theta')\|_{2,1} / \|\Theta-\Theta'\|$")
-    axes[0].legend(fontsize=8)
-    fig.suptitle("Theorem I.1: the stated constant falls below real ratios when attention is weak", y=1.03)
-    plt.show()
-
-
 def lipschitz_measurements(ds, k, n, tasks):
     """OH against BN at each d: measured local Lipschitz constants at random unit-norm weights, and the
     log10 BN/OH gaps of phi' and of Theorem 3.1's alpha (omega_tau = 1).
@@ -373,39 +302,3 @@ def lipschitz_measurements(ds, k, n, tasks):
         bound_gap.append(logs["BN"][0] - logs["OH"][0])
         alpha_gap.append(logs["BN"][1] - logs["OH"][1])
     return lip, bound_gap, alpha_gap
-
-
-def plot_lipschitz(lip, meas, alpha_gap, bound_gap, ds) -> None:
-    """Left: measured local constants (median, IQR) over d; right: BN/OH measured against alpha's gap."""
-    fig, axes = plt.subplots(1, 2, figsize=(11, 3.6))
-    for emb, c in (("OH", "C0"), ("BN", "C1")):
-        q = np.array([np.percentile(lip[(d, emb)], [25, 50, 75]) for d in ds])
-        axes[0].fill_between(ds, q[:, 0], q[:, 2], color=c, alpha=0.25)
-        axes[0].loglog(ds, q[:, 1], "o-", color=c, label=emb)
-    axes[0].set_xlabel("d")
-    axes[0].set_ylabel(r"$\sum_W \|\partial \tilde L / \partial W\|_*$")
-    axes[0].set_title("measured local Lipschitz constant (median, IQR)")
-    axes[0].legend()
-    axes[1].semilogx(ds, np.log10(meas), "ko-", label="measured")
-    axes[1].semilogx(ds, alpha_gap, "C2s--", label=r"$\alpha$ of Theorem 3.1")
-    axes[1].set_xlabel("d")
-    axes[1].set_ylabel(r"$\log_{10}$ (BN / OH)")
-    axes[1].set_title(f"the BN/OH gap ($\\phi'$ predicts $10^{{{min(bound_gap):.0f}}}$ or more)")
-    axes[1].legend()
-    for ax in axes:
-        int_ticks(ax, ds)
-    plt.show()
-
-
-def plot_training(curves, seeds, auc, d, k) -> None:
-    """Validation relative loss (Eq. 20) of the OH and BN runs, after the first evaluation."""
-    fig, ax = plt.subplots(figsize=(6.5, 3.6))
-    for emb, c in (("OH", "C0"), ("BN", "C1")):
-        for s in seeds:
-            st, v = curves[(emb, s)]
-            ax.plot(st[1:], v[1:], color=c, alpha=0.8, label=emb if s == seeds[0] else None)
-    ax.set_xlabel("step")
-    ax.set_ylabel("validation relative loss (Eq. 20)")
-    ax.set_title(f"d={d}, k={k}: mean over the curve OH {auc['OH']:.3f}, BN {auc['BN']:.3f}")
-    ax.legend()
-    plt.show()
