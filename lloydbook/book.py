@@ -145,13 +145,42 @@ class Chapter:
         return claim
 
     def decide(self, name: str, **row):
-        """:func:`lloydbook.learning.decide` of the claim ``<key>-<name>`` (its verdict stated beforehand as
-        ``expected``, its ``evidence`` parts judged); glues the verdict as ``v-<name>``. Returns the evidence."""
-        from .learning import decide
-
-        evidence = decide(self.claim_id(name), **row)
+        """:func:`lloydbook.claims.evidence.decide` of the claim ``<key>-<name>`` (its verdict stated beforehand
+        as ``expected``, its ``evidence`` parts judged, its ``setting``); glues the verdict as ``v-<name>``.
+        Returns the evidence."""
+        evidence = claims.evidence.decide(self.claim_id(name), **row)
         self.glue(f"v-{name}", row["expected"])
         return evidence
+
+    def open(self, name: str, **row):
+        """:func:`lloydbook.claims.open_row` ``<key>-<name>``: a paper statement this build does not decide,
+        with ``decides`` (the setting and command that would). Glues "open" as ``v-<name>``."""
+        open_row = claims.open_row(self.claim_id(name), **row)
+        self.glue(f"v-{name}", open_row.verdict)
+        return open_row
+
+    @staticmethod
+    def setting(**fields) -> str:
+        """A claim's setting as text, fields in the order given: ``setting(n=32, d=[4, 16], k=6, steps=6000,
+        seeds=10)`` is ``"n=32, d in {4, 16}, k=6; 6,000 steps; 10 seeds"`` (``steps`` and ``seeds`` are
+        written last, as counts; a list is a set of values)."""
+
+        def value(v):
+            if isinstance(v, (list, tuple)):
+                return "{" + ", ".join(f"{x:g}" if isinstance(x, float) else str(x) for x in v) + "}"
+            return f"{v:g}" if isinstance(v, float) else str(v)
+
+        parts = [
+            f"{k} in {value(v)}" if isinstance(v, (list, tuple)) else f"{k}={value(v)}"
+            for k, v in fields.items()
+            if k not in ("steps", "seeds")
+        ]
+        text = ", ".join(parts)
+        if "steps" in fields:
+            text += f"; {fields['steps']:,} steps"
+        if "seeds" in fields:
+            text += f"; {fields['seeds']} seeds"
+        return text
 
     def settings(self, rows) -> object:
         """The settings table of rows ``(setting, paper, this build)``; glues ``ndepart`` (rows that depart

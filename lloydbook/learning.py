@@ -8,10 +8,8 @@ evaluation steps of ``run.history`` (step 0, then every ``eval_every`` steps). T
 loss ``val_rel_loss`` is Eq. 20 of the paper: the k-means loss of the layer's centers over that of one
 Lloyd step from the same initial centers, so values below 1 beat one Lloyd step.
 
-A claim is decided on its seeds: each stated part (:func:`lower`, :func:`below`, :func:`above`,
-:func:`within`) is a bootstrap interval at confidence :data:`LEVEL` of a difference of medians
-(``lloydlib.training.median_difference``), and :func:`decide` records the claim with the verdict the
-chapter stated beforehand, asserting that the parts' outcomes support exactly that verdict. The plots
+A claim is decided on its seeds in the book's one evidence vocabulary, :mod:`lloydbook.claims.evidence`
+(re-exported here: ``lower``, ``below``, ``above``, ``within``, ``cheaper``, ``all_of``, ``decide``). The plots
 are in :mod:`lloydbook.figures`.
 """
 
@@ -22,15 +20,26 @@ import shlex
 import subprocess
 import sys
 import time
-from dataclasses import dataclass
 
 import numpy as np
 import torch
 
 from lloydlib import bench, lloyd_step, training
-from lloydlib.bench import timing
 
-from . import claims
+from .claims.evidence import (
+    LEVEL,
+    OUTCOMES,
+    Evidence,
+    above,
+    all_of,
+    below,
+    cheaper,
+    decide,
+    lower,
+    q3,
+    verdict_of,
+    within,
+)
 from .tables import Table
 
 __all__ = [
@@ -50,7 +59,9 @@ __all__ = [
     "center_spread",
     "relative_spread",
     "LEVEL",
+    "OUTCOMES",
     "Evidence",
+    "cheaper",
     "lower",
     "below",
     "above",
@@ -101,12 +112,6 @@ def command_line_runs(cmd: str, configs) -> list:
 
 
 # ----------------------------------------------------------------------------------------- statistics
-def q3(values) -> str:
-    """``'median [q25, q75]'`` of per-seed values, three decimals each (numpy's linear quantiles)."""
-    a, m, b = training.quartiles(values)
-    return f"{m:.3f} [{a:.3f}, {b:.3f}]"
-
-
 def final(runs) -> np.ndarray:
     """Per-seed final relative validation loss (Eq. 20), shape ``(len(runs),)``; +inf for a diverged run."""
     return training.final_values(runs, "val_rel_loss")
@@ -199,81 +204,6 @@ def relative_spread(model, X: torch.Tensor, C0: torch.Tensor) -> float:
     return float((center_spread(out) / center_spread(lloyd_step(X, C0))).mean())
 
 
-# ----------------------------------------------------------------------------------------- claims
-#: confidence of every interval a learning claim is decided on (two-sided bootstrap over seeds)
-LEVEL = 0.9
-OUTCOMES = ("holds", "fails", "undetermined")
-
-
-@dataclass(frozen=True)
-class Evidence:
-    """One stated part of a claim and what the seeds say about it: ``outcome`` is "holds" (the
-    interval supports the part), "fails" (it contradicts the part by the stated margin) or
-    "undetermined" (it covers both); ``text`` gives the numbers."""
-
-    part: str
-    outcome: str
-    text: str
-
-
-def _interval(m) -> str:
-    return f"{m.estimate:+.3f}, {m.level:.0%} interval [{m.low:+.3f}, {m.high:+.3f}]"
-
-
-def lower(part: str, a, b, a_name: str, b_name: str, *, paired: bool, margin: float = 0.0) -> Evidence:
-    """The part 'median of ``a`` < median of ``b``' (by more than ``margin``) over per-seed values.
-
-    Decided on the bootstrap interval of median(b) - median(a) (``paired``: of the median of b_i - a_i,
-    for runs of one seed that saw the same tasks): holds when the interval lies above ``margin``, fails
-    when it lies below it.
-    """
-    m = training.median_difference(a, b, paired=paired, level=LEVEL)
-    outcome = "holds" if m.low > margin else "fails" if m.high < margin else "undetermined"
-    how = "paired by seed" if paired else "unpaired"
-    text = f"{a_name} {q3(a)} vs {b_name} {q3(b)}; {b_name} - {a_name} {_interval(m)} ({how}, {len(a)} seeds)"
-    return Evidence(part, outcome, text)
-
-
-def below(part: str, a, threshold: float, a_name: str) -> Evidence:
-    """The part 'median of ``a`` < ``threshold``': holds when the interval of the median lies below it,
-    fails when it lies above it."""
-    m = training.median_difference(a, np.full(len(a), float(threshold)), paired=True, level=LEVEL)
-    outcome = "holds" if m.low > 0 else "fails" if m.high < 0 else "undetermined"
-    return Evidence(part, outcome, f"{a_name} {q3(a)}; {threshold:g} - median {_interval(m)} ({len(a)} seeds)")
-
-
-def above(part: str, a, threshold: float, a_name: str) -> Evidence:
-    """The part 'median of ``a`` > ``threshold``' (see :func:`below`)."""
-    m = training.median_difference(np.full(len(a), float(threshold)), a, paired=True, level=LEVEL)
-    outcome = "holds" if m.low > 0 else "fails" if m.high < 0 else "undetermined"
-    return Evidence(part, outcome, f"{a_name} {q3(a)}; median - {threshold:g} {_interval(m)} ({len(a)} seeds)")
-
-
-def within(part: str, a, b, a_name: str, b_name: str, tol: float, *, paired: bool) -> Evidence:
-    """The part 'the medians of ``a`` and ``b`` differ by less than ``tol``' (an equivalence test): holds
-    when the whole interval of the difference lies inside (-tol, tol), fails when it lies outside."""
-    m = training.median_difference(a, b, paired=paired, level=LEVEL)
-    inside, outside = -tol < m.low and m.high < tol, m.low > tol or m.high < -tol
-    outcome = "holds" if inside else "fails" if outside else "undetermined"
-    text = f"{a_name} {q3(a)} vs {b_name} {q3(b)}; {b_name} - {a_name} {_interval(m)}, tolerance {tol:g}"
-    return Evidence(part, outcome, text)
-
-
-def cheaper(part: str, a_ms, b_ms, a_name: str, b_name: str) -> Evidence:
-    """The part '``a`` costs less time than ``b``' over interleaved repetitions (``a_ms[i]`` and ``b_ms[i]``
-    timed back to back): decided on the distribution-free interval of the median of the per-repetition
-    ratios b_i / a_i (:func:`lloydlib.bench.timing.median_interval`, the sign test, at :data:`LEVEL`);
-    holds when the interval lies above 1, fails when it lies below 1."""
-    ratios = timing.paired_ratios(b_ms, a_ms)
-    low, high = timing.median_interval(ratios, 1 - LEVEL)
-    outcome = "holds" if low > 1 else "fails" if high < 1 else "undetermined"
-    text = (
-        f"{a_name} {q3(a_ms)} vs {b_name} {q3(b_ms)}; {b_name} / {a_name} {np.median(ratios):.3f}, "
-        f"{LEVEL:.0%} interval [{low:.3f}, {high:.3f}] ({len(ratios)} interleaved repetitions)"
-    )
-    return Evidence(part, outcome, text)
-
-
 def step_costs(d: int, k: int, *, n: int, batch: int, reps: int, warmup: int) -> dict:
     """Milliseconds of forward + backward of one layer per repetition, ``{"OH": [...], "BN": [...]}``:
     :func:`lloydlib.bench.measure_embeddings` on the CPU clock with one torch thread, the embeddings
@@ -291,59 +221,6 @@ def step_costs(d: int, k: int, *, n: int, batch: int, reps: int, warmup: int) ->
         threads=1,
     )
     return {e: [f + b for f, b in zip(r["samples"]["forward"], r["samples"]["backward"])] for e, r in res.items()}
-
-
-def all_of(part: str, evidence) -> Evidence:
-    """One part made of several cells that must all hold ('L2 is lower in every setting'): fails when
-    any cell fails, holds when every cell holds, else undetermined. The text counts the outcomes and
-    quotes the cell closest to failing (the first undetermined or failing one, else the first)."""
-    evidence = list(evidence)
-    if not evidence:
-        raise ValueError("evidence must hold at least one Evidence, got none")
-    outcomes = [e.outcome for e in evidence]
-    outcome = "fails" if "fails" in outcomes else "holds" if set(outcomes) == {"holds"} else "undetermined"
-    worst = next((e for e in evidence if e.outcome != "holds"), evidence[0])
-    counts = ", ".join(f"{outcomes.count(o)} {o}" for o in OUTCOMES if o in outcomes)
-    return Evidence(part, outcome, f"{len(evidence)} cells: {counts}; e.g. {worst.part}: {worst.text}")
-
-
-def verdict_of(evidence) -> str:
-    """The verdict the parts support: every part holds -> "reproduced"; every part fails -> "not
-    reproduced"; some hold and some fail -> "partly"; any undetermined -> "undetermined" (never a verdict:
-    a check that meets it fails, so the scale must decide the claim)."""
-    outcomes = [e.outcome for e in evidence]
-    if not outcomes or "undetermined" in outcomes:
-        return "undetermined"
-    if all(o == "holds" for o in outcomes):
-        return "reproduced"
-    return "not reproduced" if all(o == "fails" for o in outcomes) else "partly"
-
-
-def decide(claim_id, *, statement, source, paper, expected: str, evidence) -> list:
-    """Record a learning claim whose verdict ``expected`` was stated before the runs were read.
-
-    ``evidence`` is a list of :class:`Evidence` (one per stated part). The check: the parts support
-    exactly the expected verdict (:func:`verdict_of`; "beyond the paper" when every part holds). The row
-    shows each part's outcome and numbers. Returns ``evidence``.
-    """
-    evidence = list(evidence)
-    if not evidence or not all(isinstance(e, Evidence) for e in evidence):
-        raise TypeError("evidence must be a non-empty list of Evidence (from lower, below, above or within)")
-    if expected not in claims.VERDICTS[:4]:
-        raise ValueError(f"expected must be one of {list(claims.VERDICTS[:4])}, got {expected!r}")
-    found = verdict_of(evidence)
-    if expected == "beyond the paper":
-        found = "beyond the paper" if found == "reproduced" else found
-    claims.record(
-        claim_id,
-        statement=statement,
-        source=source,
-        paper=paper,
-        ours="; ".join(f"{e.part}: {e.outcome} ({e.text})" for e in evidence),
-        verdict=expected,
-        check=bool(found == expected),
-    )
-    return evidence
 
 
 def outcomes(evidence) -> str:

@@ -6,7 +6,7 @@ The protocol, from a chapter cell to the Scorecard page:
    (:mod:`~lloydbook.claims.registry`): a **claim** (:func:`record`, or ``ch.record`` / ``ch.decide``) with
    its statement, source, the paper's value, ours, the verdict stated beforehand, the ``setting`` where it
    was decided (n, d, k, steps, seeds), and the check that asserts the verdict (a failed check stops the
-   chapter); or an **open row** (:func:`open_row`, ``ch.open``) for a statement the build does not decide,
+   chapter), judged in one vocabulary of stated parts (:mod:`~lloydbook.claims.evidence`); or an **open row** (:func:`open_row`, ``ch.open``) for a statement the build does not decide,
    with the setting and the command that would. Open rows are never assertions and never verdicts.
 2. The chapter's last cell, :func:`table` (``ch.table()``), shows its rows and glues them
    (:mod:`~lloydbook.claims.render`): ``claims-<key>`` holds the table as HTML and the rows as JSON, with
@@ -21,6 +21,7 @@ The verdicts (defined for readers in book/intro.md): "reproduced", "partly", "no
 but not a claim of theirs). Statements and values may hold inline math as ``$...$`` and code in backticks.
 """
 
+from . import evidence
 from .registry import (
     KINDS,
     OPEN,
@@ -59,4 +60,5 @@ __all__ = [
     "table",
     "html_text",
     "slug",
+    "evidence",
 ]

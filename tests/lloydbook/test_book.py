@@ -260,3 +260,18 @@ def test_table_shows_the_chapters_claims(glued, started):
     started.table()
     keys = claims.glue_keys("lloyd")
     assert glued[keys["n"]][0] == 1 and glued[keys["reproduced"]][0] == 1 and keys["table"] in glued
+
+
+def test_open_rows_and_settings_through_the_chapter(monkeypatch):
+    glued = {}
+    monkeypatch.setattr(book, "glue", lambda name, value, display=False: glued.setdefault(name, value))
+    ch = book.setup("shapes")
+    row = ch.open(
+        "fig13-little", statement="s", source="Leaner paper, Fig. 13", paper="little difference", decides="n=512"
+    )
+    assert row.id == "shapes-fig13-little" and row.kind == "open" and glued["shapes-v-fig13-little"] == "open"
+    assert (
+        book.Chapter.setting(n=32, d=[4, 16], k=6, steps=6000, seeds=10)
+        == "n=32, d in {4, 16}, k=6; 6,000 steps; 10 seeds"
+    )
+    assert book.Chapter.setting(tau=0.25) == "tau=0.25"

@@ -44,10 +44,6 @@ def chapter():
 
 
 # ----------------------------------------------------------------------------------------- statistics
-def test_q3_formats_median_and_quartiles():
-    assert learning.q3([1.0, 2.0, 3.0, 4.0, 5.0]) == "3.000 [2.000, 4.000]"
-
-
 def test_final_and_final_train_take_the_last_evaluation_and_inf_when_diverged():
     runs = [fake_run([2.0, 1.5, 1.2], train=[9, 8, 7]), fake_run([2.0, 1.0, 0.9], status="diverged")]
     np.testing.assert_array_equal(learning.final(runs), [1.2, math.inf])
@@ -89,60 +85,7 @@ def test_center_spread_and_relative_spread():
     assert learning.relative_spread(collapse, X, C0) == 0.0
 
 
-# ----------------------------------------------------------------------------------------- claims
-LOW = np.linspace(1.0, 1.1, 10)
-
-
-@pytest.mark.parametrize(
-    ("a", "b", "outcome"),
-    [(LOW, LOW + 1, "holds"), (LOW + 1, LOW, "fails"), (LOW, LOW[::-1] + 0.001, "undetermined")],
-)
-def test_lower_decides_on_the_interval_of_the_median_difference(a, b, outcome):
-    e = learning.lower("A below B", a, b, "A", "B", paired=False)
-    assert (e.part, e.outcome) == ("A below B", outcome)
-    assert e.text.startswith(f"A {learning.q3(a)} vs B {learning.q3(b)}; B - A ") and "90% interval" in e.text
-
-
-def test_below_above_and_within():
-    assert learning.below("beats 1", LOW - 0.5, 1.0, "x").outcome == "holds"
-    assert learning.below("beats 1", LOW + 0.5, 1.0, "x").outcome == "fails"
-    assert learning.below("beats 1", np.linspace(0.9, 1.1, 10), 1.0, "x").outcome == "undetermined"
-    assert learning.above("above 1", LOW + 0.5, 1.0, "x").outcome == "holds"
-    assert learning.within("same", LOW, LOW + 0.01, "A", "B", 0.05, paired=True).outcome == "holds"
-    assert learning.within("same", LOW, LOW + 0.5, "A", "B", 0.05, paired=True).outcome == "fails"
-    assert (
-        learning.within("same", LOW, LOW + np.linspace(0.0, 0.1, 10), "A", "B", 0.05, paired=True).outcome
-        == "undetermined"
-    )
-
-
-def test_verdict_of_parts():
-    holds, fails, undet = (learning.Evidence("p", o, "") for o in learning.OUTCOMES)
-    assert learning.verdict_of([holds, holds]) == "reproduced"
-    assert learning.verdict_of([fails, fails]) == "not reproduced"
-    assert learning.verdict_of([holds, fails]) == "partly"
-    assert learning.verdict_of([holds, undet]) == "undetermined"
-    assert learning.verdict_of([]) == "undetermined"
-
-
-def test_decide_asserts_the_verdict_stated_beforehand(chapter):
-    ok = learning.lower("A below B", LOW, LOW + 1, "A", "B", paired=True)
-    bad = learning.lower("B below A", LOW + 1, LOW, "B", "A", paired=True)
-    args = dict(statement="A is lower", source="Leaner paper, Fig. 1", paper="lower")
-    learning.decide("learning-x", expected="reproduced", evidence=[ok], **args)
-    row = claims.claims()[-1]
-    assert (row.id, row.verdict) == ("learning-x", "reproduced") and row.ours.startswith("A below B: holds (")
-    learning.decide("learning-y", expected="partly", evidence=[ok, bad], **args)
-    learning.decide("learning-z", expected="beyond the paper", evidence=[ok], **args)
-    with pytest.raises(AssertionError, match="learning-w"):  # the evidence says reproduced, not partly
-        learning.decide("learning-w", expected="partly", evidence=[ok], **args)
-    undet = learning.lower("A below B", LOW, LOW[::-1], "A", "B", paired=False)
-    with pytest.raises(AssertionError, match="learning-v"):  # undetermined never passes
-        learning.decide("learning-v", expected="reproduced", evidence=[undet], **args)
-    with pytest.raises(ValueError, match="expected must be one of"):
-        learning.decide("learning-u", expected="background", evidence=[ok], **args)
-    with pytest.raises(TypeError, match="evidence must be a non-empty list of Evidence"):
-        learning.decide("learning-u", expected="reproduced", evidence=[], **args)
+# ----------------------------------------------------------------------------------------- claims (tests/lloydbook/claims/test_evidence.py)
 
 
 # ----------------------------------------------------------------------------------------- tables
@@ -193,33 +136,12 @@ def test_find_runs_skips_what_a_root_lacks(tmp_path):
     assert [r.config.seed for r in learning.find_runs([base.replace(seed=s) for s in (1, 5)], tmp_path)] == [1]
 
 
-def test_all_of_fails_on_any_failing_cell():
-    holds, fails, undet = (learning.Evidence(f"cell {o}", o, "t") for o in learning.OUTCOMES)
-    assert learning.all_of("every cell", [holds, holds]).outcome == "holds"
-    merged = learning.all_of("every cell", [holds, undet, fails])
-    assert merged.outcome == "fails" and merged.text.startswith("3 cells: 1 holds, 1 fails, 1 undetermined")
-    assert learning.all_of("every cell", [holds, undet]).outcome == "undetermined"
-    with pytest.raises(ValueError, match="at least one Evidence"):
-        learning.all_of("every cell", [])
-
-
 def test_step_ms_reads_either_clock():
     runs = [fake_run([1, 1], seconds=s) for s in (1.0, 2.0)]  # 10 steps each
     for r, cpu in zip(runs, (0.5, 1.5)):
         r.info["cpu_seconds"] = cpu
     assert learning.step_ms(runs).tolist() == pytest.approx([100.0, 200.0])
     assert learning.step_ms(runs, clock="cpu").tolist() == pytest.approx([50.0, 150.0])
-
-
-def test_cheaper_decides_on_the_sign_test_interval_of_the_paired_ratios():
-    rng = np.random.default_rng(0)
-    a = rng.uniform(9, 11, 40)
-    assert learning.cheaper("p", a, 1.2 * a, "BN", "OH").outcome == "holds"
-    assert learning.cheaper("p", 1.2 * a, a, "BN", "OH").outcome == "fails"
-    noisy = learning.cheaper("p", a, a * rng.uniform(0.8, 1.2, 40), "BN", "OH")
-    assert noisy.outcome == "undetermined" and "40 interleaved repetitions" in noisy.text
-    with pytest.raises(ValueError, match="at least"):
-        learning.cheaper("p", a[:3], a[:3], "BN", "OH")
 
 
 def test_step_costs_times_forward_and_backward_per_repetition():

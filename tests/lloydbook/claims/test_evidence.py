@@ -1,0 +1,96 @@
+"""lloydbook.claims.evidence: stated parts decided on intervals, the verdict they support, and decide()."""
+
+import numpy as np
+import pytest
+
+from lloydbook import claims
+from lloydbook.claims import evidence as E
+
+LOW = np.linspace(1.0, 1.1, 10)
+
+
+@pytest.fixture
+def chapter():
+    claims.start("learning")
+    yield
+    claims.start("learning")
+
+
+@pytest.mark.parametrize(
+    ("a", "b", "outcome"),
+    [(LOW, LOW + 1, "holds"), (LOW + 1, LOW, "fails"), (LOW, LOW[::-1] + 0.001, "undetermined")],
+)
+def test_lower_decides_on_the_interval_of_the_median_difference(a, b, outcome):
+    e = E.lower("A below B", a, b, "A", "B", paired=False)
+    assert (e.part, e.outcome) == ("A below B", outcome)
+    assert e.text.startswith(f"A {E.q3(a)} vs B {E.q3(b)}; B - A ") and "90% interval" in e.text
+
+
+def test_below_above_and_within():
+    assert E.below("beats 1", LOW - 0.5, 1.0, "x").outcome == "holds"
+    assert E.below("beats 1", LOW + 0.5, 1.0, "x").outcome == "fails"
+    assert E.below("beats 1", np.linspace(0.9, 1.1, 10), 1.0, "x").outcome == "undetermined"
+    assert E.above("above 1", LOW + 0.5, 1.0, "x").outcome == "holds"
+    assert E.within("same", LOW, LOW + 0.01, "A", "B", 0.05, paired=True).outcome == "holds"
+    assert E.within("same", LOW, LOW + 0.5, "A", "B", 0.05, paired=True).outcome == "fails"
+    assert E.within("same", LOW, LOW + np.linspace(0.0, 0.1, 10), "A", "B", 0.05, paired=True).outcome == "undetermined"
+
+
+def test_verdict_of_parts():
+    holds, fails, undet = (E.Evidence("p", o, "") for o in E.OUTCOMES)
+    assert E.verdict_of([holds, holds]) == "reproduced"
+    assert E.verdict_of([fails, fails]) == "not reproduced"
+    assert E.verdict_of([holds, fails]) == "partly"
+    assert E.verdict_of([holds, undet]) == "undetermined"
+    assert E.verdict_of([]) == "undetermined"
+
+
+def test_decide_asserts_the_verdict_stated_beforehand(chapter):
+    ok = E.lower("A below B", LOW, LOW + 1, "A", "B", paired=True)
+    bad = E.lower("B below A", LOW + 1, LOW, "B", "A", paired=True)
+    args = dict(statement="A is lower", source="Leaner paper, Fig. 1", paper="lower")
+    E.decide("learning-x", expected="reproduced", evidence=[ok], **args)
+    row = claims.claims()[-1]
+    assert (row.id, row.verdict) == ("learning-x", "reproduced") and row.ours.startswith("A below B: holds (")
+    E.decide("learning-y", expected="partly", evidence=[ok, bad], **args)
+    E.decide("learning-z", expected="beyond the paper", evidence=[ok], **args)
+    with pytest.raises(AssertionError, match="learning-w"):  # the evidence says reproduced, not partly
+        E.decide("learning-w", expected="partly", evidence=[ok], **args)
+    undet = E.lower("A below B", LOW, LOW[::-1], "A", "B", paired=False)
+    with pytest.raises(AssertionError, match="learning-v"):  # undetermined never passes
+        E.decide("learning-v", expected="reproduced", evidence=[undet], **args)
+    with pytest.raises(ValueError, match="expected must be one of"):
+        E.decide("learning-u", expected="background", evidence=[ok], **args)
+    with pytest.raises(TypeError, match="evidence must be a non-empty list of Evidence"):
+        E.decide("learning-u", expected="reproduced", evidence=[], **args)
+
+
+def test_all_of_fails_on_any_failing_cell():
+    holds, fails, undet = (E.Evidence(f"cell {o}", o, "t") for o in E.OUTCOMES)
+    assert E.all_of("every cell", [holds, holds]).outcome == "holds"
+    merged = E.all_of("every cell", [holds, undet, fails])
+    assert merged.outcome == "fails" and merged.text.startswith("3 cells: 1 holds, 1 fails, 1 undetermined")
+    assert E.all_of("every cell", [holds, undet]).outcome == "undetermined"
+    with pytest.raises(ValueError, match="at least one Evidence"):
+        E.all_of("every cell", [])
+
+
+def test_cheaper_decides_on_the_sign_test_interval_of_the_paired_ratios():
+    rng = np.random.default_rng(0)
+    a = rng.uniform(9, 11, 40)
+    assert E.cheaper("p", a, 1.2 * a, "BN", "OH").outcome == "holds"
+    assert E.cheaper("p", 1.2 * a, a, "BN", "OH").outcome == "fails"
+    noisy = E.cheaper("p", a, a * rng.uniform(0.8, 1.2, 40), "BN", "OH")
+    assert noisy.outcome == "undetermined" and "40 interleaved repetitions" in noisy.text
+    with pytest.raises(ValueError, match="at least"):
+        E.cheaper("p", a[:3], a[:3], "BN", "OH")
+
+
+def test_q3_formats_median_and_quartiles():
+    assert E.q3([1.0, 2.0, 3.0, 4.0, 5.0]) == "3.000 [2.000, 4.000]"
+
+
+def test_decide_keeps_the_setting(chapter):
+    ok = E.lower("A below B", LOW, LOW + 1, "A", "B", paired=True)
+    E.decide("learning-s", statement="s", source="x", paper="p", expected="reproduced", evidence=[ok], setting="n=32")
+    assert claims.claims()[-1].setting == "n=32"
