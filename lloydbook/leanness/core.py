@@ -1,41 +1,16 @@
-"""The chapter "What leanness buys" (``book/03_leanness.ipynb``): its bookkeeping, tables and figure.
-
-The chapter times OH against BN (Figure 1 and Table 1 of the Leaner paper) with :mod:`lloydlib.bench`;
-this module holds what turns the results into numbers, judgements, tables and the heat maps:
-
-- :data:`PAPER_T1`, :data:`PAPER_FIG1_MEMORY`: the paper's Table 1 and Figure 1's memory range;
-- :func:`chapter_alpha`: the level of every interval, from the chapter's false-failure budget;
-- :func:`measurement_values`, :func:`step_values`: the numbers the chapter's text quotes about how it
-  measures and about the training step;
-- :func:`speedup`, :func:`mem_reduction`, :func:`gain`: BN's advantage in one row of a result, a speed-up
-  with its distribution-free interval (:func:`lloydlib.bench.timing.median_interval`);
-- :func:`band`, :func:`judge`, :func:`table1_cells`, :func:`evidence`, :func:`fig1_memory_cells`: cells
-  against the paper, and whether they bear out a verdict;
-- :func:`dims_table`, :func:`table1`, :func:`cells_text`, :func:`heatmaps`: the tables and Figure 1;
-- :func:`figure1_grid`: Figure 1's grid, with repetitions where the claims look;
-- :func:`fast_vs_plain`: how far lloydlib's rearranged layer is from the plain one (Eq. 4);
-- :func:`large_k`, :func:`growth_failures`: what the chapter's claims on Figure 1 examine;
-- :func:`step_speedup`: lloydlib's training step against the reference form's, with its interval;
-- :func:`train_step_command`, :func:`run_json`: the ``python -m lloydlib bench train-step`` run;
-- :func:`gpu_values`: the numbers of the GPU results recorded under ``results/``.
-
-A *row* is one entry of ``lloydlib.bench.grid(...)["rows"]``: ``d``, ``k`` and, per embedding, timing
-summaries, samples and memory (see :func:`lloydlib.bench.measure_embeddings`).
-"""
+"""What leanness buys, the judging: the paper's numbers, BN's advantage with its interval, cells against
+the paper, the tables and Figure 1 (see :mod:`lloydbook.leanness`)."""
 
 from __future__ import annotations
 
 import contextlib
-import json
 import statistics
-import subprocess
-import sys
 from typing import NamedTuple
 
 import matplotlib.pyplot as plt
 import numpy as np
 import torch
-from IPython.display import Markdown, display
+from IPython.display import Markdown
 from matplotlib.colors import TwoSlopeNorm
 
 from lloydlib import bench
@@ -45,10 +20,8 @@ from lloydlib.model import LearnableTransformer
 
 __all__ = ["PAPER_T1", "PAPER_FIG1_MEMORY", "IMPLS", "PASSES", "T1_PASSES", "METRICS", "FALSE_FAILURE", "OUTLIERS", "BAND",
            "PARTLY_KS", "Speedup", "torch_threads", "n_intervals", "chapter_alpha", "speedup", "time_ms", "form_ratio", "mem_reduction",
-           "measurement_values", "step_values",
            "gain", "band", "judge", "table1_cells", "evidence", "fig1_memory_cells", "cells_text", "dims_table", "table1",
-           "heatmaps", "figure1_grid", "fast_vs_plain", "large_k", "growth_failures", "step_speedup", "train_step_command", "run_json",
-           "rows_by_k", "gpu_values"]  # fmt: skip
+           "heatmaps", "figure1_grid", "fast_vs_plain", "large_k", "growth_failures"]  # fmt: skip
 
 #: Table 1 of the Leaner paper (RTX PRO 3000 Blackwell laptop GPU, n = 1024, 32 tasks, d = 32), per k:
 #: extra dims OH/BN, forward and backward ms OH/BN and speed-up, memory MB OH/BN and reduction in %
@@ -123,42 +96,6 @@ def chapter_alpha(P):
         if P[name] < need:
             raise ValueError(f"{name} must be >= {need} for intervals at alpha={alpha:.2g}, got {P[name]}")
     return alpha
-
-
-def measurement_values(P, alpha):
-    """The numbers the chapter's section on measuring quotes, at settings ``P`` and level 1 - ``alpha``:
-    ``n`` (points per task), ``n-intervals`` (:func:`n_intervals`), ``min-reps`` (the repetitions an
-    interval needs, :func:`lloydlib.bench.timing.min_reps`) and ``min-reps-robust`` (the same leaving
-    out :data:`OUTLIERS` wild samples on each side)."""
-    return {
-        "n": P.n,
-        "n-intervals": n_intervals(P),
-        "min-reps": min_reps(alpha),
-        "min-reps-robust": min_reps(alpha, OUTLIERS),
-    }
-
-
-def step_values(result, wall, P):
-    """The numbers the chapter's text quotes about a ``bench train-step`` ``result`` (settings ``P``):
-    its milliseconds per step (wall clock and CPU time, both forms) and ``cpu-speedup`` under the names
-    ``step-<key with - for _>``; ``step-speedup``, the median of ``wall`` (:func:`step_speedup` on the
-    wall clock); ``step-hours-<form>``, the hours the paper's 10,000 steps take at that rate;
-    ``step-compile-note``; ``step-threads`` (torch threads, torch's choice when ``P.step_threads`` is
-    None) and ``step-batch``."""
-    keys = ("lloydlib_ms_per_step", "reference_ms_per_step", "lloydlib_cpu_ms_per_step", "reference_cpu_ms_per_step")
-    out = {f"step-{key.replace('_', '-')}": result[key] for key in (*keys, "cpu_speedup")}
-    out["step-speedup"] = wall.median
-    for form in IMPLS:
-        out[f"step-hours-{form}"] = result[f"{form}_ms_per_step"] * 1e4 / 3.6e6
-    if result["compile"]:
-        out["step-compile-note"] = (
-            f"compiled (compilation took {result['compile_warmup_seconds']:.0f} s once, not counted)"
-        )
-    else:
-        out["step-compile-note"] = "not compiled"
-    out["step-threads"] = P.step_threads or torch.get_num_threads()
-    out["step-batch"] = P.step_batch
-    return out
 
 
 def speedup(row, metric, alpha):
@@ -408,81 +345,3 @@ def growth_failures(table1_rows, grid_rows, table1_ks, grid_ds, grid_ks, alpha):
                 if hi.hi < lo.lo:
                     failures.append(f"{impl} {m}: d={d} k={max(grid_ks)} {hi} below k={min(grid_ks)} {lo}")
     return failures, summary
-
-
-def step_speedup(result, alpha, clock="cpu"):
-    """lloydlib's step against the reference form's in a ``bench train-step`` result: :class:`Speedup` of
-    the paired ratios t_reference / t_lloydlib on ``clock`` ("cpu": process CPU time, "wall": wall clock),
-    interval at level 1 - ``alpha``."""
-    key = {"cpu": "cpu_samples_ms", "wall": "samples_ms"}[clock]
-    r = paired_ratios(result[key]["reference"], result[key]["lloydlib"])
-    return Speedup(statistics.median(r), *median_interval(r, alpha))
-
-
-def train_step_command(P, device):
-    """The ``python -m lloydlib bench train-step --json`` command of the chapter's settings ``P``."""
-    cmd = [sys.executable, "-m", "lloydlib", "bench", "train-step", "--json", "--embedding", "BN"]
-    cmd += ["--n", str(P.step_n), "--d", "32", "--k", "10", "--batch", str(P.step_batch)]
-    cmd += ["--warmup", str(P.step_warmup), "--reps", str(P.step_reps), "--device", str(device)]
-    cmd += ["--compile" if P.step_compile else "--no-compile"]
-    if P.step_threads:
-        cmd += ["--threads", str(P.step_threads)]
-    return cmd
-
-
-def run_json(cmd):
-    """Run ``cmd`` in a fresh process and return the JSON object it prints."""
-    return json.loads(subprocess.run(cmd, check=True, capture_output=True, text=True).stdout)
-
-
-def rows_by_k(result):
-    """The rows of a Table 1 result (``bench.grid`` over one d) as {k: row}."""
-    return {r["k"]: r for r in result["rows"]}
-
-
-def gpu_values(t1, grid, steps, alpha):
-    """Show the GPU results recorded under ``results/`` and return the values the chapter's text quotes.
-
-    ``t1``: {impl: Table 1 result}, ``grid``: {impl: grid result}, ``steps``: train-step results; speed-up
-    intervals at level 1 - ``alpha``. Returns {key: value} for the keys "name", "grid-range",
-    "grid-memory", "step" and "<fwd|bwd|mem|oh-fwd-ms>-<impl>" that were recorded (all of them when
-    Table 1 is recorded for both forms), after printing where they come from and displaying Table 1 and
-    the grid's heat maps.
-    """
-    gv = {}
-    if not t1 or not all(i in t1 for i in IMPLS):
-        print("No GPU results of Table 1 for both forms are recorded under results/.")
-        return gv
-    hw = t1["lloydlib"]["hardware"]
-    gv["name"] = f"{hw['gpu']} (CUDA {hw['cuda']}, torch {hw['torch']})"
-    print(f"recorded on {gv['name']}: " + ", ".join(r["file"] for r in [*t1.values(), *grid.values(), *steps]))
-    rows = {i: rows_by_k(t1[i]) for i in IMPLS}
-    ks = t1["lloydlib"]["config"]["ks"]
-    display(table1({IMPLS[i] + " (GPU)": rows[i] for i in IMPLS}, ks, "ms", alpha))
-    for i in IMPLS:
-        top = rows[i][max(ks)]
-        gv[f"fwd-{i}"], gv[f"bwd-{i}"] = speedup(top, "forward", alpha).median, speedup(top, "backward", alpha).median
-        gv[f"mem-{i}"], gv[f"oh-fwd-ms-{i}"] = mem_reduction(top), top["OH"]["forward"]["median_ms"]
-    if "lloydlib" in grid:
-        cfg, grid_rows = grid["lloydlib"]["config"], grid["lloydlib"]["rows"]
-        heatmaps(
-            {"lloydlib on the GPU": grid_rows}, cfg["ds"], cfg["ks"],
-            f"BN's gain over OH in % (memory: full accounting), {hw['gpu']}, n={cfg['n']}, {cfg['batch']} tasks, "
-            f"median of {cfg['reps']} repetitions, wall clock",
-        )  # fmt: skip
-        fwd = [gain(r, "forward") for r in grid_rows]
-        gv["grid-range"] = f"{min(fwd):+.0f}% to {max(fwd):+.0f}%"
-        mem = [mem_reduction(r) for r in grid_rows]
-        gv["grid-memory"] = f"{min(mem):.1f}% to {max(mem):.1f}%"
-    if steps:
-        st = steps[0]
-        gv["step"] = (
-            f"{st['lloydlib_ms_per_step']:.1f} ms in lloydlib against {st['reference_ms_per_step']:.1f} ms "
-            f"in the reference form ({st['paired_speedup']:.2f} times faster)"
-        )
-        print(
-            f"training step (n={st['config']['n']}, d={st['config']['d']}, k={st['config']['k']}, BN): lloydlib "
-            f"{st['lloydlib_ms_per_step']:.2f} ms, reference {st['reference_ms_per_step']:.2f} ms, "
-            f"{st['paired_speedup']:.2f}x; compile warm-up {st['compile_warmup_seconds']:.0f} s"
-        )
-    return gv

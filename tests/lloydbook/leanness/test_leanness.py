@@ -11,7 +11,7 @@ from lloydbook import leanness as lean
 from lloydbook.scales import SCALES
 from lloydlib.bench.timing import min_reps
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 
 
 def _row(k, oh, bn, mem=(100, 90), mem_na=(50, 40), d=32):

@@ -1,0 +1,141 @@
+"""What leanness buys, the measurements: the numbers the text quotes on how it measures, the training step
+(``python -m lloydlib bench train-step``) and the GPU results recorded under ``results/`` (see
+:mod:`lloydbook.leanness`)."""
+
+from __future__ import annotations
+
+import json
+import statistics
+import subprocess
+import sys
+
+import torch
+from IPython.display import display
+
+from lloydlib.bench.timing import median_interval, min_reps, paired_ratios
+
+from .core import IMPLS, OUTLIERS, Speedup, gain, heatmaps, mem_reduction, n_intervals, speedup, table1
+
+__all__ = [
+    "measurement_values",
+    "step_values",
+    "step_speedup",
+    "train_step_command",
+    "run_json",
+    "rows_by_k",
+    "gpu_values",
+]
+
+
+def measurement_values(P, alpha):
+    """The numbers the chapter's section on measuring quotes, at settings ``P`` and level 1 - ``alpha``:
+    ``n`` (points per task), ``n-intervals`` (:func:`n_intervals`), ``min-reps`` (the repetitions an
+    interval needs, :func:`lloydlib.bench.timing.min_reps`) and ``min-reps-robust`` (the same leaving
+    out :data:`OUTLIERS` wild samples on each side)."""
+    return {
+        "n": P.n,
+        "n-intervals": n_intervals(P),
+        "min-reps": min_reps(alpha),
+        "min-reps-robust": min_reps(alpha, OUTLIERS),
+    }
+
+
+def step_values(result, wall, P):
+    """The numbers the chapter's text quotes about a ``bench train-step`` ``result`` (settings ``P``):
+    its milliseconds per step (wall clock and CPU time, both forms) and ``cpu-speedup`` under the names
+    ``step-<key with - for _>``; ``step-speedup``, the median of ``wall`` (:func:`step_speedup` on the
+    wall clock); ``step-hours-<form>``, the hours the paper's 10,000 steps take at that rate;
+    ``step-compile-note``; ``step-threads`` (torch threads, torch's choice when ``P.step_threads`` is
+    None) and ``step-batch``."""
+    keys = ("lloydlib_ms_per_step", "reference_ms_per_step", "lloydlib_cpu_ms_per_step", "reference_cpu_ms_per_step")
+    out = {f"step-{key.replace('_', '-')}": result[key] for key in (*keys, "cpu_speedup")}
+    out["step-speedup"] = wall.median
+    for form in IMPLS:
+        out[f"step-hours-{form}"] = result[f"{form}_ms_per_step"] * 1e4 / 3.6e6
+    if result["compile"]:
+        out["step-compile-note"] = (
+            f"compiled (compilation took {result['compile_warmup_seconds']:.0f} s once, not counted)"
+        )
+    else:
+        out["step-compile-note"] = "not compiled"
+    out["step-threads"] = P.step_threads or torch.get_num_threads()
+    out["step-batch"] = P.step_batch
+    return out
+
+
+def step_speedup(result, alpha, clock="cpu"):
+    """lloydlib's step against the reference form's in a ``bench train-step`` result: :class:`Speedup` of
+    the paired ratios t_reference / t_lloydlib on ``clock`` ("cpu": process CPU time, "wall": wall clock),
+    interval at level 1 - ``alpha``."""
+    key = {"cpu": "cpu_samples_ms", "wall": "samples_ms"}[clock]
+    r = paired_ratios(result[key]["reference"], result[key]["lloydlib"])
+    return Speedup(statistics.median(r), *median_interval(r, alpha))
+
+
+def train_step_command(P, device):
+    """The ``python -m lloydlib bench train-step --json`` command of the chapter's settings ``P``."""
+    cmd = [sys.executable, "-m", "lloydlib", "bench", "train-step", "--json", "--embedding", "BN"]
+    cmd += ["--n", str(P.step_n), "--d", "32", "--k", "10", "--batch", str(P.step_batch)]
+    cmd += ["--warmup", str(P.step_warmup), "--reps", str(P.step_reps), "--device", str(device)]
+    cmd += ["--compile" if P.step_compile else "--no-compile"]
+    if P.step_threads:
+        cmd += ["--threads", str(P.step_threads)]
+    return cmd
+
+
+def run_json(cmd):
+    """Run ``cmd`` in a fresh process and return the JSON object it prints."""
+    return json.loads(subprocess.run(cmd, check=True, capture_output=True, text=True).stdout)
+
+
+def rows_by_k(result):
+    """The rows of a Table 1 result (``bench.grid`` over one d) as {k: row}."""
+    return {r["k"]: r for r in result["rows"]}
+
+
+def gpu_values(t1, grid, steps, alpha):
+    """Show the GPU results recorded under ``results/`` and return the values the chapter's text quotes.
+
+    ``t1``: {impl: Table 1 result}, ``grid``: {impl: grid result}, ``steps``: train-step results; speed-up
+    intervals at level 1 - ``alpha``. Returns {key: value} for the keys "name", "grid-range",
+    "grid-memory", "step" and "<fwd|bwd|mem|oh-fwd-ms>-<impl>" that were recorded (all of them when
+    Table 1 is recorded for both forms), after printing where they come from and displaying Table 1 and
+    the grid's heat maps.
+    """
+    gv = {}
+    if not t1 or not all(i in t1 for i in IMPLS):
+        print("No GPU results of Table 1 for both forms are recorded under results/.")
+        return gv
+    hw = t1["lloydlib"]["hardware"]
+    gv["name"] = f"{hw['gpu']} (CUDA {hw['cuda']}, torch {hw['torch']})"
+    print(f"recorded on {gv['name']}: " + ", ".join(r["file"] for r in [*t1.values(), *grid.values(), *steps]))
+    rows = {i: rows_by_k(t1[i]) for i in IMPLS}
+    ks = t1["lloydlib"]["config"]["ks"]
+    display(table1({IMPLS[i] + " (GPU)": rows[i] for i in IMPLS}, ks, "ms", alpha))
+    for i in IMPLS:
+        top = rows[i][max(ks)]
+        gv[f"fwd-{i}"], gv[f"bwd-{i}"] = speedup(top, "forward", alpha).median, speedup(top, "backward", alpha).median
+        gv[f"mem-{i}"], gv[f"oh-fwd-ms-{i}"] = mem_reduction(top), top["OH"]["forward"]["median_ms"]
+    if "lloydlib" in grid:
+        cfg, grid_rows = grid["lloydlib"]["config"], grid["lloydlib"]["rows"]
+        heatmaps(
+            {"lloydlib on the GPU": grid_rows}, cfg["ds"], cfg["ks"],
+            f"BN's gain over OH in % (memory: full accounting), {hw['gpu']}, n={cfg['n']}, {cfg['batch']} tasks, "
+            f"median of {cfg['reps']} repetitions, wall clock",
+        )  # fmt: skip
+        fwd = [gain(r, "forward") for r in grid_rows]
+        gv["grid-range"] = f"{min(fwd):+.0f}% to {max(fwd):+.0f}%"
+        mem = [mem_reduction(r) for r in grid_rows]
+        gv["grid-memory"] = f"{min(mem):.1f}% to {max(mem):.1f}%"
+    if steps:
+        st = steps[0]
+        gv["step"] = (
+            f"{st['lloydlib_ms_per_step']:.1f} ms in lloydlib against {st['reference_ms_per_step']:.1f} ms "
+            f"in the reference form ({st['paired_speedup']:.2f} times faster)"
+        )
+        print(
+            f"training step (n={st['config']['n']}, d={st['config']['d']}, k={st['config']['k']}, BN): lloydlib "
+            f"{st['lloydlib_ms_per_step']:.2f} ms, reference {st['reference_ms_per_step']:.2f} ms, "
+            f"{st['paired_speedup']:.2f}x; compile warm-up {st['compile_warmup_seconds']:.0f} s"
+        )
+    return gv
