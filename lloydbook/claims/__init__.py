@@ -9,8 +9,8 @@ The protocol, from a chapter cell to the Scorecard page:
    chapter), judged in one vocabulary of stated parts (:mod:`~lloydbook.claims.evidence`); or an **open row** (:func:`open_row`, ``ch.open``) for a statement the build does not decide,
    with the setting and the command that would. Open rows are never assertions and never verdicts.
 2. The chapter's last cell, :func:`table` (``ch.table()``), shows its rows and glues them
-   (:mod:`~lloydbook.claims.render`): ``claims-<key>`` holds the table as HTML and the rows as JSON, with
-   counts ``claims-<key>-n`` (claims), ``claims-<key>-<verdict>`` and ``claims-<key>-open``.
+   (:mod:`~lloydbook.claims.render`): ``claims-<key>`` holds the table as HTML, ``claims-<key>-rows`` the rows as
+   a JSON text, with counts ``claims-<key>-n`` (claims), ``claims-<key>-<verdict>`` and ``claims-<key>-open``.
 3. The Sphinx extension :mod:`lloydbook.claims.sphinx` builds the Scorecard page (``{scorecard}`` in
    ``book/scorecard.md``) from those JSON rows: a summary of every chapter's counts with a total, and every
    chapter's table; it fails the strict build when two chapters use one claim id.

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import html
+import json
 import re
 
 from ..glue import glue
@@ -36,7 +37,7 @@ def _ours(r: Row) -> str:
 
 
 class ClaimsTable:
-    """A chapter's rows as an HTML table (the book, Jupyter), as JSON (``_repr_json_``: what the Scorecard
+    """A chapter's rows as an HTML table (the book, Jupyter), as JSON (:meth:`to_json`: what the Scorecard
     reads, the rows as data) and as plain text."""
 
     COLUMNS = COLUMNS
@@ -60,12 +61,15 @@ class ClaimsTable:
             f"<thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
         )
 
-    def _repr_json_(self) -> dict:
-        return {"chapter": self.chapter, "rows": [r.to_dict() for r in self.rows]}
+    def to_json(self) -> str:
+        """The rows as a JSON text: ``{"chapter": key, "rows": [row, ...]}`` (see :meth:`Row.to_dict`)."""
+        return json.dumps({"chapter": self.chapter, "rows": [r.to_dict() for r in self.rows]}, ensure_ascii=False)
 
     @classmethod
-    def from_json(cls, data: dict) -> ClaimsTable:
-        """The table of ``_repr_json_``'s dict (what the Scorecard reads back from a chapter's glue)."""
+    def from_json(cls, data) -> ClaimsTable:
+        """The table of :meth:`to_json`'s text (or its dict): what the Scorecard reads back from a chapter's glue."""
+        if isinstance(data, str):
+            data = json.loads(data)
         if not isinstance(data, dict) or set(data) != {"chapter", "rows"} or not isinstance(data["rows"], list):
             raise ValueError(f"a claims table's JSON must be {{'chapter': key, 'rows': [...]}}, got {str(data)[:80]}")
         return cls(_check_key("chapter", data["chapter"]), [Row.from_dict(r) for r in data["rows"]])
@@ -79,10 +83,10 @@ class ClaimsTable:
 
 
 def glue_keys(chapter_key: str) -> dict[str, str]:
-    """The glue keys :func:`table` writes for a chapter: ``"table"``, ``"n"`` (claims, open rows not
-    counted), one per verdict and ``"open"``."""
+    """The glue keys :func:`table` writes for a chapter: ``"table"`` (HTML), ``"rows"`` (the rows as a JSON
+    text), ``"n"`` (claims, open rows not counted), one per verdict and ``"open"``."""
     chapter_key = _check_key("chapter", chapter_key)
-    keys = {"table": f"claims-{chapter_key}", "n": f"claims-{chapter_key}-n"}
+    keys = {"table": f"claims-{chapter_key}", "rows": f"claims-{chapter_key}-rows", "n": f"claims-{chapter_key}-n"}
     keys.update({v: f"claims-{chapter_key}-{slug(v)}" for v in (*VERDICTS, OPEN)})
     return keys
 
@@ -96,7 +100,9 @@ def table() -> None:
     if not any(r.kind == "claim" for r in found):
         raise ValueError(f"chapter {key!r} recorded no claims; call claims.record(...) before claims.table()")
     keys = glue_keys(key)
-    glue(keys["table"], ClaimsTable(key, found), display=True)
+    table = ClaimsTable(key, found)
+    glue(keys["table"], table, display=True)
+    glue(keys["rows"], table.to_json(), display=False)
     n = counts()
     glue(keys["n"], sum(n[v] for v in VERDICTS), display=False)
     for verdict, count in n.items():

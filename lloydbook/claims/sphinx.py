@@ -3,7 +3,7 @@
 1. The Scorecard. ``{scorecard}`` in ``book/scorecard.md`` becomes, once every chapter is read, a summary
    of every chapter's rows (one column per verdict of :data:`lloydbook.claims.VERDICTS`, the number of
    claims, the open rows; a last row "Total" summed from them) and every chapter's table, in the order of
-   the documents, built from the rows each chapter glued as JSON (``claims-<key>``, written by
+   the documents, built from the rows each chapter glued as JSON (``claims-<key>-rows``, written by
    :func:`lloydbook.claims.table`). A claim id used by two chapters, a chapter table that does not read as
    rows, or a Scorecard with no chapter is a warning, which the strict build (``-W``) turns into an error.
 2. MathJax on every page: the claims tables are raw HTML that may hold math, and Sphinx would load
@@ -14,6 +14,7 @@
 
 from __future__ import annotations
 
+import ast
 import html
 import json
 import re
@@ -54,15 +55,16 @@ def chapter_tables(env) -> list[tuple[str, ClaimsTable]]:
     folder = Path(env.mystnb_config.output_folder)
     out = []
     for doc, data in sorted(NbMetadataCollector.get_doc_data(env).items()):
-        keys = [k for k in data.get("glue", []) if CLAIMS_KEY.match(k) and f"{k}-n" in data.get("glue", [])]
+        glue = data.get("glue", [])
+        keys = [k for k in glue if CLAIMS_KEY.match(k) and f"{k}-n" in glue and f"{k}-rows" in glue]
         if not keys or doc not in env.found_docs:
             continue
         glued = json.loads(folder.joinpath(*doc.split("/")).with_suffix(".glue.json").read_text(encoding="utf-8"))
         for key in keys:
-            bundle = glued.get(key, {}).get("data", {})
-            try:
-                out.append((doc, ClaimsTable.from_json(bundle["application/json"])))
-            except (KeyError, ValueError) as e:
+            text = glued.get(f"{key}-rows", {}).get("data", {}).get("text/plain", "")
+            try:  # a glued str is kept as its repr
+                out.append((doc, ClaimsTable.from_json(ast.literal_eval(text))))
+            except (SyntaxError, TypeError, ValueError) as e:
                 logger.warning(f"{doc}: the glued claims table {key!r} does not read as rows ({e})")
     return out
 

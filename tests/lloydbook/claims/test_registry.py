@@ -148,6 +148,7 @@ def test_glue_keys():
     keys = claims.glue_keys("lloyd")
     assert keys == {
         "table": "claims-lloyd",
+        "rows": "claims-lloyd-rows",
         "n": "claims-lloyd-n",
         "reproduced": "claims-lloyd-reproduced",
         "partly": "claims-lloyd-partly",
@@ -168,6 +169,7 @@ def test_table_glues_the_table_and_counts(chapter, monkeypatch):
     assert claims.table() is None  # shown once, by the glue
     table, shown = glued["claims-lloyd"]
     assert shown is True
+    assert claims.ClaimsTable.from_json(glued.pop("claims-lloyd-rows")[0]).rows == claims.rows()
     assert {k: v[0] for k, v in glued.items() if k != "claims-lloyd"} == {
         "claims-lloyd-n": 2,
         "claims-lloyd-reproduced": 1,
@@ -223,7 +225,7 @@ def test_open_rows_are_kept_apart_and_never_verdicts(chapter):
     html = table._repr_html_()
     assert "<th>Setting</th>" in html and "n=32, d=4, k=6" in html and "decided by:" in html
     assert 'class="claim-verdict verdict-open">open<' in html
-    back = claims.ClaimsTable.from_json(json.loads(json.dumps(table._repr_json_())))
+    back = claims.ClaimsTable.from_json(table.to_json())
     assert back.rows == table.rows and back.chapter == "lloyd"
     with pytest.raises(ValueError, match="decides"):
         claims.open_row("lloyd-c", statement="s", source="x", paper="p", decides=" ")
