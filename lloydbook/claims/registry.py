@@ -157,6 +157,17 @@ def _check_id(id) -> str:
     return id
 
 
+def _common(id, statement, source, paper, ours) -> dict:
+    """The checked fields every row has."""
+    return dict(
+        id=_check_id(id),
+        statement=_check_text("statement", statement),
+        source=_check_text("source", source),
+        paper=_format_value("paper", paper),
+        ours=_format_value("ours", ours),
+    )
+
+
 def record(id: str, *, statement: str, source: str, paper, ours, verdict: str, check, setting: str = "") -> Row:
     """Assert a claim's check and keep its row for the chapter's table.
 
@@ -170,11 +181,7 @@ def record(id: str, *, statement: str, source: str, paper, ours, verdict: str, c
     id raises ``ValueError``. A failed check raises ``AssertionError`` naming the claim and both values.
     """
     row = Row(
-        id=_check_id(id),
-        statement=_check_text("statement", statement),
-        source=_check_text("source", source),
-        paper=_format_value("paper", paper),
-        ours=_format_value("ours", ours),
+        **_common(id, statement, source, paper, ours),
         verdict=_check_verdict(verdict),
         setting=_check_text("setting", setting, empty=True),
     )
@@ -200,11 +207,7 @@ def open_row(id: str, *, statement: str, source: str, paper, decides: str, ours:
     (e.g. "undetermined at n=32: interval -0.02 to 0.04"). The Scorecard counts open rows apart.
     """
     row = Row(
-        id=_check_id(id),
-        statement=_check_text("statement", statement),
-        source=_check_text("source", source),
-        paper=_format_value("paper", paper),
-        ours=_format_value("ours", ours),
+        **_common(id, statement, source, paper, ours),
         verdict=OPEN,
         kind=OPEN,
         decides=_check_text("decides", decides),
