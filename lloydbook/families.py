@@ -121,31 +121,37 @@ def _ratio(model_obj: torch.Tensor, lloyd_obj: torch.Tensor) -> float:
     return float(r.mean()) if bool(torch.isfinite(r).all()) else math.inf
 
 
-def transfer(runs_by_family: dict, tasks: dict, steps: int) -> tuple[dict, dict]:
+def transfer(runs_by_family: dict, tasks: dict, steps: int, *, growth: bool = False) -> tuple[dict, ...]:
     """Evaluate every training family's runs on every test family's tasks (Figs. 8 and 18).
 
     ``runs_by_family``: ``{train family: [Run per seed]}``; ``tasks``: ``{test family: (X, C0)}`` (from
     :func:`test_tasks`); ``steps`` T re-embedding steps (Appendix C, ``multistep.model_objectives``).
     Returns ``(one, many)``, each ``{(train, test): array (seeds,)}``: per run the mean over test tasks of
     the k-means loss after one step over that of one Lloyd step (Eq. 20), and after T steps over T Lloyd
-    steps from the same centers; +inf for a diverged run or one whose centers stop being finite.
+    steps from the same centers; +inf for a diverged run or one whose centers stop being finite. With
+    ``growth``, also ``grow``: per run the mean over test tasks of log(L(C_T) / L(C_0)), the model's own
+    objective after T steps against the initial one (above 0: it made the clustering worse, it diverged);
+    +inf where ``many`` is.
     """
     steps = check_int("steps", steps, 1)
     lloyd = {f: lloyd_objectives(X, C0, steps) for f, (X, C0) in tasks.items()}
-    one, many = {}, {}
+    one, many, grow = {}, {}, {}
     for a, runs in runs_by_family.items():
         for b, (X, C0) in tasks.items():
-            o1, oT = [], []
+            o1, oT, g = [], [], []
             for run in runs:
                 if run.status == "diverged":
                     o1.append(math.inf)
                     oT.append(math.inf)
+                    g.append(math.inf)
                     continue
                 obj = model_objectives(run.model, X, C0, steps)
                 o1.append(_ratio(obj[:, 1], lloyd[b][:, 1]))
                 oT.append(_ratio(obj[:, steps], lloyd[b][:, steps]))
-            one[(a, b)], many[(a, b)] = np.array(o1), np.array(oT)
-    return one, many
+                change = torch.log(obj[:, steps] / obj[:, 0])
+                g.append(float(change.mean()) if bool(torch.isfinite(change).all()) else math.inf)
+            one[(a, b)], many[(a, b)], grow[(a, b)] = np.array(o1), np.array(oT), np.array(g)
+    return (one, many, grow) if growth else (one, many)
 
 
 def cell_medians(values: dict, trains, tests) -> np.ndarray:

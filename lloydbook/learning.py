@@ -77,6 +77,12 @@ __all__ = [
     "departures",
     "find_group",
     "comparison_table",
+    "setting_of",
+    "at",
+    "evidence_text",
+    "paper_decides",
+    "decide_or_open",
+    "gpu_status",
 ]
 
 
@@ -294,3 +300,131 @@ def comparison_table(found, by, cells, ours, header) -> Table:
         mine = ours(c)
         rows.append([*cells(c), f"{q3(final(runs))} ({len(runs)} seeds)", q3(final(mine)) if mine else "-"])
     return Table(header, rows)
+
+
+# ----------------------------------------------------------------------------------------- where a claim holds
+def _flat(runs) -> list:
+    if isinstance(runs, dict):
+        runs = list(runs.values())
+    out = []
+    for r in runs:
+        out.extend(_flat(r) if isinstance(r, (list, tuple, dict)) else [r])
+    return out
+
+
+def _one_or_set(values):
+    values = list(dict.fromkeys(values))
+    if all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in values):
+        values = sorted(values)
+    return values[0] if len(values) == 1 else values
+
+
+def setting_of(runs, fields=("n", "d", "k"), **more) -> str:
+    """The setting of a claim decided on ``runs`` (Runs or TrainConfigs; a list, nested lists or a dict of
+    lists), as :meth:`lloydbook.book.Chapter.setting` writes it: each of ``fields`` as the runs hold it (one
+    value, or the set of values), then ``more`` (e.g. ``T=20, tasks=64``), the training steps and the number
+    of seeds. Read from the runs' configs, never typed; runs of different step counts raise."""
+    from .book import Chapter
+
+    configs = [getattr(r, "config", r) for r in _flat(runs)]
+    if not configs:
+        raise ValueError("runs must hold at least one run or config, got none")
+    steps = sorted({c.steps for c in configs})
+    if len(steps) != 1:
+        raise ValueError(f"runs must share one step count to have one setting, got {steps}")
+    values = {f: _one_or_set(getattr(c, f) for c in configs) for f in fields}
+    return Chapter.setting(**values, **more, steps=steps[0], seeds=len({c.seed for c in configs}))
+
+
+def _field(name: str, value) -> str:
+    if isinstance(value, (list, tuple)) and len(value) == 1:
+        value = value[0]
+    if value is None:
+        return f"{name} not stated"
+    if name == "steps":
+        return f"{value:,} steps"
+    if isinstance(value, (list, tuple)):
+        return f"{name} in {{{fmt_list(list(value))}}}"
+    return f"{name}={fmt_list([value])}"
+
+
+def at(ours: dict, paper: dict) -> str:
+    """The opening of a claim's statement when it is decided away from the paper's setting: ``"At n=32,
+    6,000 steps (the paper: n=512, 10,000 steps): "`` for the fields of ``ours`` whose value differs from
+    ``paper``'s (field -> value or list of values; ``steps`` written as a count, a field the paper does not
+    state as None), "" when none differs (at the paper's own setting the statement is the paper's)."""
+    diff = [f for f in ours if _field(f, ours[f]) != _field(f, paper.get(f))]
+    if not diff:
+        return ""
+    ours_text, paper_text = (", ".join(_field(f, d.get(f)) for f in diff) for d in (ours, paper))
+    return f"At {ours_text} (the paper: {paper_text}): "
+
+
+def evidence_text(evidence) -> str:
+    """The parts' outcomes and numbers in one line, as :func:`decide` writes a claim's "ours"."""
+    return "; ".join(f"{e.part}: {e.outcome} ({e.text})" for e in evidence)
+
+
+def _paper_specs(name: str):
+    from .sweeps import SWEEPS, paper_sweeps, specs
+
+    found = {label: (entries, unstacked) for label, entries, unstacked in paper_sweeps()}
+    if name in found:
+        return found[name]
+    if name in SWEEPS:
+        return specs(name, "paper"), not SWEEPS[name].stacked
+    raise ValueError(f"name must be a paper-scale sweep {list(found)} or a sweep {list(SWEEPS)}, got {name!r}")
+
+
+def paper_decides(name: str, fields=("n", "d", "k"), **where) -> str:
+    """What would decide a statement this build leaves open: the paper-scale sweep ``name`` (a label of
+    :func:`lloydbook.sweeps.paper_sweeps`, ``"Fig. 13"``, or a registry sweep trained at ``paper``, such as
+    ``"families"``), restricted to the runs whose fields match ``where`` (a value or a list), as its setting
+    (:func:`setting_of` with ``fields``) and the ``python -m lloydlib train`` command(s) that train it into
+    ``results/gpu/<machine>`` (:func:`lloydbook.sweeps.sweep_commands`), in backticks."""
+    from .paper_scale.report import GPU_CACHE
+    from .sweeps import select, sweep_commands, sweep_configs
+
+    entries, unstacked = _paper_specs(name)
+    wanted = {f: v if isinstance(v, (list, tuple)) else [v] for f, v in where.items()}
+    kept = []
+    for base, axes in entries:
+        axes = {f: [v for v in vs if f not in wanted or v in wanted[f]] for f, vs in axes.items()}
+        fixed_ok = all(getattr(base, f) in vs for f, vs in wanted.items() if f not in axes)
+        if fixed_ok and all(axes.values()):
+            kept.append((base, axes))
+    configs = select(sweep_configs(kept), **where)
+    if not configs:
+        raise ValueError(f"where={where} selects no run of the paper-scale sweep {name!r}")
+    how = ", one run at a time" if unstacked else ""
+    commands = "; ".join(f"`{c}`" for c in sweep_commands(kept, unstacked, GPU_CACHE))
+    return f"the paper's setting ({setting_of(configs, fields)}) on a GPU{how}: {commands}"
+
+
+def decide_or_open(ch, name: str, *, statement, source, paper, expected, evidence, setting, decides):
+    """A paper statement the chapter states as a claim that can fail once this build decides it: when no part
+    of ``evidence`` is undetermined, ``ch.decide`` (its check asserts the ``expected`` verdict, stated
+    beforehand); otherwise ``ch.open``, an open row (never an assertion, never a verdict) whose "ours" gives
+    ``setting`` and the parts' outcomes and numbers, and ``decides`` what would decide it. Returns the
+    evidence or the open row."""
+    evidence = list(evidence)
+    if verdict_of(evidence) != "undetermined":
+        return ch.decide(
+            name, statement=statement, source=source, paper=paper, expected=expected, evidence=evidence, setting=setting
+        )
+    ours = f"undetermined at {setting}: {evidence_text(evidence)}"
+    return ch.open(name, statement=statement, source=source, paper=paper, decides=decides, ours=ours)
+
+
+def gpu_status() -> str:
+    """What the checkout holds of GPU training runs, in words: the machine folders under ``results/gpu/``,
+    or that there are none (and whether the folder exists at all)."""
+    from .results import gpu_result_dirs, results_dir
+
+    dirs = gpu_result_dirs()
+    if dirs:
+        return f"results/gpu/ holds the runs of {len(dirs)} machine(s): {', '.join(d.name for d in dirs)}"
+    root = results_dir()
+    if root is None or not (root / "gpu").exists():
+        return "no GPU runs are committed: this checkout has no results/gpu/ folder"
+    return "no GPU runs are committed: results/gpu/ holds no machine's runs"

@@ -33,6 +33,7 @@ from .figures import COLOR, DASH
 __all__ = [
     "EVAL_SEED",
     "PILOT_SEED",
+    "PAPER_MODELS",
     "SHIFTS",
     "shift_tasks",
     "evaluate",
@@ -50,6 +51,10 @@ __all__ = [
 EVAL_SEED = 10_000
 #: the pilot's (other tasks, same models), which fixed the chapter's expected verdicts
 PILOT_SEED = 20_000
+
+#: the models the paper evaluates in Figs. 6, 7 and 12 (their captions: n=512, d=32, k=10, tau=0.1; the paper's
+#: M=10,000 training steps) and the training n's multiples Fig. 12 evaluates at (128 to 2048 points at n=512)
+PAPER_MODELS = {"n": 512, "d": 32, "k": 10, "tau": 0.1, "steps": 10_000, "n_ratios": [0.25, 0.5, 2, 4]}
 
 #: Fig. 7's shifts of the task distribution: name -> changes to the training config's task fields
 #: (``scale`` entries are factors of the training scale)

@@ -204,3 +204,15 @@ def test_transfer_numbers_and_the_reported_outcomes():
     assert fam.outcomes_of(ev, ["OH", "BN"]) == "OH: holds; BN: undetermined"
     table = fam.reported_table({"tested": ev, "block": ev}, ["BN"])
     assert table.rows == [["BN", "tested", "undetermined", "b"], ["BN", "block", "undetermined", "b"]]
+
+
+def test_transfer_growth_is_the_models_own_change_in_log_objective():
+    tasks = fam.test_tasks(4, 8, 2, 3, FAMS, seed=3)
+    runs = {"normal": runs_for(), "cauchy": runs_for(diverged=True)}
+    one, many, grow = fam.transfer(runs, tasks, steps=3, growth=True)
+    assert set(grow) == set(many)
+    X, C0 = tasks["cauchy"]
+    obj = fam.model_objectives(runs["normal"][1].model, X, C0, 3)
+    assert grow[("normal", "cauchy")][1] == pytest.approx(float(torch.log(obj[:, 3] / obj[:, 0]).mean()))
+    assert np.isinf(grow[("cauchy", "normal")]).all()
+    assert fam.transfer(runs, tasks, steps=3)[1][("normal", "normal")] == pytest.approx(many[("normal", "normal")])

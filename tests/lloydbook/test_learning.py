@@ -221,3 +221,69 @@ def test_command_line_runs_runs_the_command_and_finds_its_runs(monkeypatch, caps
         learning.command_line_runs(cmd, configs)
     with pytest.raises(ValueError, match="python -m lloydlib train"):
         learning.command_line_runs("python -m lloydlib check", configs)
+
+
+# ----------------------------------------------------------------------------------------- where a claim holds
+def test_setting_of_reads_the_runs_configs():
+    runs = [
+        fake_run([1.0], config=TrainConfig(n=32, d=4, k=6, steps=300, tau=t, seed=s))
+        for t in (1.0, 0.1)
+        for s in (0, 1)
+    ]
+    assert learning.setting_of(runs) == "n=32, d=4, k=6; 300 steps; 2 seeds"
+    assert learning.setting_of({("a",): runs[:2], ("b",): runs[2:]}, ("n", "tau"), T=20) == (
+        "n=32, tau in {0.1, 1}, T=20; 300 steps; 2 seeds"
+    )
+    with pytest.raises(ValueError, match="one step count"):
+        learning.setting_of([TrainConfig(steps=10), TrainConfig(steps=20)])
+    with pytest.raises(ValueError, match="at least one"):
+        learning.setting_of([])
+
+
+def test_at_names_only_the_fields_that_depart_and_nothing_at_the_papers_setting():
+    ours, paper = dict(n=32, d=[4], steps=6000), dict(n=512, d=[4, 32], steps=10000)
+    assert learning.at(ours, paper) == "At n=32, d=4, 6,000 steps (the paper: n=512, d in {4, 32}, 10,000 steps): "
+    assert learning.at(dict(n=512, d=4), dict(n=512, d=[4])) == ""
+    assert learning.at(dict(k=6), dict(k=None)) == "At k=6 (the paper: k not stated): "
+
+
+def test_evidence_text_is_the_rows_ours():
+    ev = [learning.Evidence("a", "holds", "x 1"), learning.Evidence("b", "undetermined", "y 2")]
+    assert learning.evidence_text(ev) == "a: holds (x 1); b: undetermined (y 2)"
+
+
+def test_paper_decides_names_the_setting_and_the_command_of_the_selected_runs():
+    text = learning.paper_decides("Fig. 11", ("n", "d", "lr"), d=32)
+    assert text.startswith("the paper's setting (n=512, d=32, lr in {0.001, 0.01, 0.1, 1}; 5,000 steps; 10 seeds)")
+    assert "`python -m lloydlib train --d 32 " in text and "--d 4 32" not in text
+    assert "one run at a time" in learning.paper_decides("Fig. 17", d=16, k=16)
+    assert "--family normal cauchy" in learning.paper_decides("families", tau=0.1, loss="L2", embedding="BN")
+    with pytest.raises(ValueError, match="selects no run"):
+        learning.paper_decides("Fig. 13", d=7)
+    with pytest.raises(ValueError, match="paper-scale sweep"):
+        learning.paper_decides("Fig. 99")
+
+
+def test_decide_or_open_records_a_claim_when_decided_and_an_open_row_when_not(chapter):
+    from lloydbook import book
+
+    ch = book.Chapter("learning")
+    row = dict(statement="s", source="src", paper="p", expected="reproduced", setting="n=32", decides="a GPU")
+    a, b = np.linspace(0.0, 0.1, 10), np.linspace(1.0, 1.1, 10)
+    learning.decide_or_open(ch, "x-decided", evidence=[learning.lower("a < b", a, b, "a", "b", paired=True)], **row)
+    learning.decide_or_open(ch, "x-open", evidence=[learning.lower("a < a", a, a[::-1], "a", "a", paired=False)], **row)
+    got = {r.id: r for r in claims.rows()}
+    assert got["learning-x-decided"].kind == "claim" and got["learning-x-decided"].setting == "n=32"
+    assert got["learning-x-open"].kind == "open" and got["learning-x-open"].decides == "a GPU"
+    assert got["learning-x-open"].ours.startswith("undetermined at n=32: a < a: undetermined (")
+    with pytest.raises(AssertionError):  # a decided claim that contradicts the expectation stops the chapter
+        learning.decide_or_open(ch, "x-fails", evidence=[learning.lower("b < a", b, a, "b", "a", paired=True)], **row)
+
+
+def test_gpu_status_says_whether_the_folder_exists(monkeypatch, tmp_path):
+    from lloydbook import results
+
+    monkeypatch.setattr(results, "results_dir", lambda: tmp_path)
+    assert "no results/gpu/ folder" in learning.gpu_status()
+    (tmp_path / "gpu").mkdir()
+    assert "holds no machine's runs" in learning.gpu_status()

@@ -136,3 +136,10 @@ def test_figures_draw(monkeypatch):
     assert len(shown) == 2
     assert len(shown[1].axes) == 2
     plt.close("all")
+
+
+def test_paper_models_are_the_captions_setting():
+    assert {k: M.PAPER_MODELS[k] for k in ("n", "d", "k", "tau", "steps")} == dict(
+        n=512, d=32, k=10, tau=0.1, steps=10000
+    )
+    assert M.eval_ns(M.PAPER_MODELS["n"], M.PAPER_MODELS["n_ratios"]) == [128, 256, 1024, 2048]
