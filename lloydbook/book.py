@@ -21,7 +21,7 @@ import torch
 from lloydlib.checks import check_choice, check_int
 from lloydlib.training import derive_seed
 
-from . import claims, results
+from . import claims, expectations, results
 from .glue import glue
 from .scales import SCALES
 
@@ -100,6 +100,7 @@ class Chapter:
         self.seed_value = check_int("seed_value", seed_value, 0)
         self.P = params(CHAPTERS[key])
         self.paper = params(CHAPTERS[key], "paper")
+        self._expected: dict[str, str] = {}
 
     @property
     def scale(self) -> str:
@@ -140,6 +141,8 @@ class Chapter:
     def record(self, name: str, **row):
         """:func:`lloydbook.claims.record` of the claim ``<key>-<name>``; glues its verdict as ``v-<name>``
         (for the prose). Returns the :class:`~lloydbook.claims.Claim`."""
+        if row.get("verdict") != "background":
+            self._check_expected(name, row.get("verdict"), row.get("source", ""))
         claim = claims.record(self.claim_id(name), **row)
         self.glue(f"v-{name}", claim.verdict)
         return claim
@@ -148,9 +151,56 @@ class Chapter:
         """:func:`lloydbook.claims.evidence.decide` of the claim ``<key>-<name>`` (its verdict stated beforehand
         as ``expected``, its ``evidence`` parts judged, its ``setting``); glues the verdict as ``v-<name>``.
         Returns the evidence."""
+        self._check_expected(name, row.get("expected"), row.get("source", ""))
         evidence = claims.evidence.decide(self.claim_id(name), **row)
         self.glue(f"v-{name}", row["expected"])
         return evidence
+
+    def expect(self, name: str, runs=None, *, paper_setting: bool | None = None) -> str:
+        """The verdict the claim ``<key>-<name>`` expects, stated before its evidence is computed
+        (:mod:`lloydbook.expectations`): the paper's statement when the claim is decided at the paper's setting,
+        else the pilot's, if one is stated. Give the ``runs`` (or configs) the claim reads, which are at the
+        paper's setting when every one is a config of the paper-scale sweeps (:func:`lloydbook.sweeps.at_paper`),
+        or, for a claim that reads no training run, ``paper_setting``. ``decide`` and ``record`` in the
+        chapters with expectations refuse a claim whose expectation was not asked for first."""
+        if (runs is None) == (paper_setting is None):
+            raise ValueError(f"give exactly one of runs and paper_setting for claim {self.claim_id(name)!r}")
+        if runs is not None:
+            from .sweeps import at_paper
+
+            paper_setting = at_paper(runs)
+        elif not isinstance(paper_setting, bool):
+            raise TypeError(f"paper_setting must be a bool, got {paper_setting!r}")
+        verdict = expectations.expected(self.claim_id(name), paper_setting)
+        self._expected[name] = verdict
+        return verdict
+
+    def at_paper(self, *names: str) -> bool:
+        """Whether this scale's settings ``names`` (keys of ``P``) are the paper's (``paper``): the
+        ``paper_setting`` of a claim that reads no training run."""
+        if not names:
+            raise ValueError("names must name at least one setting of the chapter")
+        unknown = [n for n in names if n not in self.P or n not in self.paper]
+        if unknown:
+            raise ValueError(f"names must be settings of chapter {self.key!r} (keys of P), got {unknown}")
+        return all(self.P[n] == self.paper[n] for n in names)
+
+    def _check_expected(self, name: str, verdict, source: str) -> None:
+        if self.key not in expectations.CHAPTERS:
+            return
+        cid = self.claim_id(name)
+        if name not in self._expected:
+            raise ValueError(f"claim {cid!r}: state its expectation with ch.expect({name!r}, ...) before deciding it")
+        if verdict != self._expected[name]:
+            raise ValueError(
+                f"claim {cid!r} is decided expecting {verdict!r}, but ch.expect stated {self._expected[name]!r}"
+            )
+        beyond = str(source).startswith("beyond the paper")
+        if beyond == expectations.EXPECTATIONS[cid].of_paper:
+            raise ValueError(
+                f"claim {cid!r}: its source {source!r} and lloydbook.expectations (of_paper="
+                f"{expectations.EXPECTATIONS[cid].of_paper}) disagree on whether it is the paper's"
+            )
 
     def open(self, name: str, **row):
         """:func:`lloydbook.claims.open_row` ``<key>-<name>``: a paper statement this build does not decide,

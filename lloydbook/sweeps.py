@@ -15,6 +15,7 @@ the chapter trains with ``python -m lloydlib train``.
 
 from __future__ import annotations
 
+import functools
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -34,6 +35,8 @@ __all__ = [
     "runs",
     "paper_sweeps",
     "select",
+    "paper_keys",
+    "at_paper",
     "sweep_configs",
     "sweep_commands",
 ]
@@ -242,3 +245,34 @@ def sweep_commands(specs, unstacked: bool, cache: str) -> list[str]:
         opts = "".join(f" --{f.replace('_', '-')} ${f}" for f in axes)
         out.append(loops + training.command(b) + opts + tail + "; done" * len(axes))
     return out
+
+
+@functools.cache
+def paper_keys() -> frozenset:
+    """The cache keys of every config of the book's sweeps at ``paper`` and of :func:`paper_sweeps`."""
+    cfgs = [c for name in SWEEPS for c in configs(name, "paper")]
+    cfgs += [c for _, entries, _ in paper_sweeps() for c in sweep_configs(entries)]
+    return frozenset(c.key() for c in cfgs)
+
+
+def _configs_of(runs) -> list:
+    out = []
+    for r in runs if isinstance(runs, (list, tuple)) else [runs]:
+        if isinstance(r, (list, tuple)):
+            out += _configs_of(r)
+        else:
+            out.append(r if isinstance(r, training.TrainConfig) else getattr(r, "config", None))
+    return out
+
+
+def at_paper(runs) -> bool:
+    """Whether every run (or config) of ``runs`` (nested lists allowed) is at the paper's setting: a config of
+    the book's sweeps at ``paper`` (execution fields, such as the device, aside)."""
+    cfgs = _configs_of(runs)
+    if not cfgs:
+        raise ValueError("runs must hold at least one run or TrainConfig, got none")
+    bad = [type(c).__name__ for c in cfgs if not isinstance(c, training.TrainConfig)]
+    if bad:
+        raise TypeError(f"runs must hold runs (with a .config) or TrainConfigs, got {bad[0]}")
+    keys = paper_keys()
+    return all(c.key() in keys for c in cfgs)

@@ -1,0 +1,73 @@
+"""What each claim of the learning chapters is expected to find, stated before its runs are read.
+
+An :class:`Expectation` holds, for one claim id, whether the claim is the paper's (``of_paper``) and,
+where a pilot set the expectation at the CPU build's setting, that ``pilot`` verdict and its ``basis``:
+which runs the pilot used, and what was seen before it was set. From these:
+
+- at the paper's own setting the expected verdict is the paper's statement: "reproduced" for a claim of
+  the paper, "beyond the paper" for one it does not make (:attr:`Expectation.paper`); a pilot is never
+  consulted there, so a build at the paper's setting cannot contradict the paper by construction, and
+  where the runs disagree, its check fails: that is the finding;
+- at any other setting it is the pilot's verdict when one is stated, else the paper's statement.
+
+The entries live in :mod:`lloydbook.expectations`, one module per chapter; a chapter asks
+:meth:`lloydbook.book.Chapter.expect` before it computes, and ``Chapter.decide`` refuses a claim of
+those chapters whose expectation was not asked for. ``tests/lloydbook/claims/test_expectations.py``
+inspects the registry.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .registry import VERDICTS
+
+__all__ = ["Expectation", "PAPER_VERDICT", "expected"]
+
+#: the expected verdict at the paper's setting: of a claim of the paper, and of one beyond it
+PAPER_VERDICT = {True: "reproduced", False: "beyond the paper"}
+
+
+@dataclass(frozen=True)
+class Expectation:
+    """``of_paper``: the claim is a statement of the paper (else beyond it). ``pilot``: the verdict a
+    pilot set at the CPU build's setting (None: the paper's statement is the expectation there too);
+    ``basis``: the pilot's runs and what was seen (required with a pilot)."""
+
+    of_paper: bool
+    pilot: str | None = None
+    basis: str = ""
+
+    def __post_init__(self):
+        if not isinstance(self.of_paper, bool):
+            raise TypeError(f"of_paper must be a bool, got {self.of_paper!r}")
+        if self.pilot is not None:
+            if self.pilot not in VERDICTS[:4]:
+                raise ValueError(f"pilot must be None or one of {list(VERDICTS[:4])}, got {self.pilot!r}")
+            if not self.basis.strip():
+                raise ValueError(f"a pilot verdict ({self.pilot!r}) needs its basis: the runs the pilot used")
+        if not self.of_paper and self.pilot not in (None, "beyond the paper"):
+            raise ValueError(f"a claim beyond the paper expects 'beyond the paper', got pilot {self.pilot!r}")
+
+    @property
+    def paper(self) -> str:
+        """The expected verdict at the paper's setting: the paper's own statement."""
+        return PAPER_VERDICT[self.of_paper]
+
+    def at(self, paper_setting: bool) -> str:
+        """The expected verdict at the paper's setting (``paper_setting`` True) or at another one."""
+        if not isinstance(paper_setting, bool):
+            raise TypeError(f"paper_setting must be a bool, got {paper_setting!r}")
+        if paper_setting or self.pilot is None:
+            return self.paper
+        return self.pilot
+
+
+def expected(registry: dict, claim_id: str, paper_setting: bool) -> str:
+    """The verdict ``registry[claim_id]`` expects at the paper's setting or another; a ValueError naming the
+    claim when it has no entry."""
+    if claim_id not in registry:
+        raise ValueError(
+            f"no expectation is stated for claim {claim_id!r}: add it to lloydbook.expectations before computing"
+        )
+    return registry[claim_id].at(paper_setting)

@@ -1,0 +1,35 @@
+"""Chapter 07 (Distribution families and task dissimilarity): expected verdicts (see
+:mod:`lloydbook.expectations`)."""
+
+from ..claims.expectations import Expectation
+
+PAPER, BEYOND = Expectation(of_paper=True), Expectation(of_paper=False)
+
+#: the same-family claims read the runs' own validation losses: no pilot on other tasks could set them
+_SEEN = (
+    "earlier trainings of these same configurations (n=32, d=4, k=6; 3,000 steps; 10 seeds) had been read: the "
+    "row records what such runs show, not a blind prediction"
+)
+#: the transfer claims evaluate the trained models on test tasks
+_TRANSFER = (
+    "a pilot on other test tasks (families.PILOT_SEED) with the same trained models (n=32, d=4, k=6): it tests "
+    "the sampling of the test tasks, not training"
+)
+
+EXPECT = {
+    "cauchy-squeeze": BEYOND,
+    "same-cauchy-fails": Expectation(of_paper=True, pilot="partly", basis=_SEEN),
+    "same-tau1": Expectation(of_paper=True, pilot="partly", basis=_SEEN),
+    "same-tau01": Expectation(of_paper=True, pilot="not reproduced", basis=_SEEN),
+    "transfer-cauchy-trained": Expectation(
+        of_paper=True,
+        pilot="partly",
+        basis=_TRANSFER + "; it also rests on what earlier builds of this chapter showed on its own test tasks",
+    ),
+    "transfer-cauchy-tested": Expectation(of_paper=True, pilot="not reproduced", basis=_TRANSFER),
+    "transfer-block": PAPER,
+    "emd-cauchy-isolated": PAPER,
+    "emd-laplace-closest": PAPER,
+    "emd-small-tasks": BEYOND,
+    "emd-predicts-transfer": BEYOND,
+}

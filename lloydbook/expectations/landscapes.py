@@ -1,0 +1,23 @@
+"""Chapter 08 (Loss landscapes): expected verdicts (see :mod:`lloydbook.expectations`)."""
+
+from ..claims.expectations import Expectation
+
+PAPER, BEYOND = Expectation(of_paper=True), Expectation(of_paper=False)
+
+#: a pilot on other tasks and directions (landscapes.PILOT_EVAL_SEED, PILOT_DIRECTION_SEED)
+_PILOT = (
+    "a pilot on other evaluation tasks and directions (landscapes.PILOT_EVAL_SEED, PILOT_DIRECTION_SEED) with the "
+    "same trained models (chapter 05's and 07's n=32, k=6 runs): it tests the sampling of tasks and directions, "
+    "not training"
+)
+
+EXPECT = {
+    "unimodal": PAPER,
+    "minimum-at-centre": BEYOND,
+    "oh-bn-similar-large-d": PAPER,
+    "oh-bn-differ-small-d": PAPER,
+    "gap-normal": Expectation(of_paper=True, pilot="not reproduced", basis=_PILOT),
+    "gap-shrinks-with-d": BEYOND,
+    "gap-cauchy": PAPER,
+    "gap-cauchy-vs-normal": Expectation(of_paper=True, pilot="not reproduced", basis=_PILOT),
+}

@@ -1,0 +1,22 @@
+"""Chapter 06 (Many steps and new inputs): expected verdicts (see :mod:`lloydbook.expectations`)."""
+
+from ..claims.expectations import Expectation
+
+PAPER, BEYOND = Expectation(of_paper=True), Expectation(of_paper=False)
+
+EXPECT = {
+    "iterate-diverges": PAPER,
+    "reembed-beats-lloyd": PAPER,
+    "na-improves-not-lloyd": PAPER,
+    "inits-lose-to-lloyd": BEYOND,
+    "shifts-beat-lloyd": PAPER,
+    "scale-doubled": PAPER,
+    "n-generalises": Expectation(
+        of_paper=True,
+        pilot="partly",
+        basis=(
+            "a pilot on other evaluation tasks (many_steps.PILOT_SEED + s) with the same models (chapter 04's "
+            "n=32, d=4, k=6 runs): it tests the sampling of the evaluation tasks, not training"
+        ),
+    ),
+}
