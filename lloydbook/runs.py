@@ -11,7 +11,9 @@ runs) is trained once and committed under ``results/runs/`` (the format is
   :data:`TOLERANCE`; the sample is drawn from a printed seed (``--seed`` replays it); runs recorded on
   GPUs (``results/gpu/<machine>/``, stores of the same format) are verified the same way, for their
   first :data:`GPU_STEPS` steps;
-- ``build`` (``make runs``): trains every stored run cold, writes the store, then verifies it;
+- ``build`` (``make runs``): trains every stored run cold, writes the store, then verifies it; ``build
+  --keep`` trains only the runs the store lacks (a sweep grown by new settings), reads the others from the
+  store (which must be this code's), and writes and verifies the whole store the same way;
 - ``train-missing`` (``make book``, first): trains into the cache whatever the stacked sweeps at the
   scale lack (nothing at ``ci`` and ``default`` when the store is complete), so that the chapters'
   stacks share the training processes;
@@ -148,15 +150,26 @@ def _verify(seed: int | None) -> int:
     return 1 if bad else 0
 
 
-def _build(workers: int, cache: str | None, resume: bool, seed: int | None) -> int:
+def _build(workers: int, cache: str | None, resume: bool, seed: int | None, keep: bool = False) -> int:
     t0 = time.time()
     root = results.ROOT / "_build" / "runs-train" if cache is None else Path(cache)
     if root.exists() and not resume:
         shutil.rmtree(root)
     groups = sweeps.stored_configs("default")
     unique = list(dict.fromkeys(c for cfgs in groups.values() for c in cfgs))
-    print(f"make runs: {len(unique)} runs of {len(groups)} sweeps into {root}, {workers} workers")
-    runs = {r.key: r for r in training.train_many(unique, cache_dir=root, workers=workers, progress=False)}
+    stores, kept = [], 0
+    if keep:
+        store = results.store()  # a damaged store raises; a stale one, in train_many (never mixed with new runs)
+        if store is not None:
+            stores, kept = [store.root], sum(c in store for c in unique)
+    print(
+        f"make runs: {len(unique)} runs of {len(groups)} sweeps"
+        + (f", {kept} kept from the run store, {len(unique) - kept} to train" if keep else "")
+        + f" into {root}, {workers} workers"
+    )
+    runs = {
+        r.key: r for r in training.train_many(unique, cache_dir=root, workers=workers, progress=False, stores=stores)
+    }
     trained = time.time() - t0
     machines = sorted({r.info.get("hardware", "?") for r in runs.values()})
     manifest = training.write_store(
@@ -242,6 +255,9 @@ def main(argv=None) -> int:
     b.add_argument("--cache", default=None, help="where the runs train (default: _build/runs-train, wiped first)")
     b.add_argument("--resume", action="store_true", help="keep what --cache already holds")
     b.add_argument("--seed", type=int, default=None, help="the verification's seed")
+    b.add_argument(
+        "--keep", action="store_true", help="train only the runs the store lacks; read the others from the store"
+    )
     t = sub.add_parser("train-missing", help="train what the stacked sweeps at the scale lack into the cache")
     t.add_argument("--scale", choices=book.SCALE_NAMES, default=None, help="default: $LLOYD_SCALE")
     t.add_argument("--workers", type=int, default=None)
@@ -262,7 +278,7 @@ def main(argv=None) -> int:
     if args.command == "verify":
         return _verify(args.seed)
     if args.command == "build":
-        return _build(args.workers, args.cache, args.resume, args.seed)
+        return _build(args.workers, args.cache, args.resume, args.seed, args.keep)
     if args.command == "drift":
         return _drift(args.out, args.samples)
     return _train_missing(args.scale, args.workers)

@@ -106,3 +106,24 @@ def test_check_names_a_missing_store_and_an_incomplete_one(tiny_store, tmp_path,
     problems = runs.check()
     assert any("incomplete at LLOYD_SCALE=ci" in p and "runs of fig10" in p for p in problems)
     assert any("runs no stored sweep lists" in p for p in problems)
+
+
+def test_build_keep_trains_only_what_the_store_lacks_and_rewrites_it_whole(tiny_store, tmp_path, monkeypatch, capsys):
+    """``build --keep``: a sweep grown by new settings trains only its new runs; the stored ones are read from
+    the store (bit for bit), and the rewritten store holds both and verifies."""
+    old, new = tiny_store[:2], tiny_store[2:]
+    training.write_store(results.store_dir(), {"tiny": old}, rebuild="make runs")
+    monkeypatch.setattr(sweeps, "stored_configs", lambda scale="default": {"tiny": [r.config for r in tiny_store]})
+    assert runs.main(["build", "--keep", "--cache", str(tmp_path / "train"), "--seed", "1"]) == 0
+    out = capsys.readouterr().out
+    assert "4 runs of 1 sweeps, 2 kept from the run store, 2 to train" in out
+    store = results.store()
+    assert len(store) == 4 and not store.changes()
+    for r in tiny_store:
+        got = store.get(r.config)
+        assert got is not None and (got.train_losses == r.train_losses).all()
+    # the kept runs were read from the store, not trained: the cache holds only the new ones
+    for r in old:
+        assert training.lookup(r.config, [tmp_path / "train"]) is None
+    for r in new:
+        assert training.lookup(r.config, [tmp_path / "train"]) is not None
