@@ -117,6 +117,12 @@ _LIST = (
                                                         seed=p["k_seeds"])) for d, t in p["k_cases"]],
     ),
     Sweep(
+        "fig6", "06_many_steps", "steps", "Figs. 6, 7 and 12: the models evaluated for many steps and new inputs",
+        lambda p: [(training.TrainConfig(**p["models"]["base"]),
+                    dict(embedding=p["models"]["embeddings"], loss=p["models"]["losses"], seed=p["models"]["seeds"]))],
+        stored=False,
+    ),
+    Sweep(
         "families", "07_families", "families", "Figs. 4, 8 and 18: task families",
         lambda p: [(_base(p), dict(family=p["families"], tau=p["taus"], embedding=p["embeddings"], loss=p["losses"],
                                    seed=p["seeds"]))],
@@ -199,6 +205,7 @@ _PAPER = (
     ("Fig. 11", "fig11", {}),
     ("Fig. 13", "fig13", {}),
     ("Fig. 15", "fig15", {}),
+    ("Figs. 6, 7, 12", "fig6", {}),
     ("Fig. 17", "fig17", {}),
 )
 
@@ -207,17 +214,19 @@ def paper_sweeps(p=None) -> list[tuple[str, list, bool]]:
     """The learning chapters' sweeps at the paper's settings ``p`` (default ``book.params("learning",
     "paper")``), in the order a GPU should train them: ``(label, [(base config, axes)], unstacked)`` for
     Figs. 10a, 10b, 14, 11, 13, 15 and 17 (whose GPU sweep spans the paper's :data:`WALL_NS`; it times
-    single runs, so it trains unstacked)."""
+    single runs, so it trains unstacked), and the models of Figs. 6, 7 and 12 (chapter 06's, at their own
+    paper settings)."""
     p = book.params("learning", "paper") if p is None else p
     out = []
     for label, name, where in _PAPER:
         sweep = get(name)
+        q = p if sweep.settings == "learning" else book.params(sweep.settings, "paper")
         if name == "fig17":
-            entries = _wall(p, WALL_NS)
+            entries = _wall(q, WALL_NS)
         else:
             entries = [
                 (base.replace(**where), {f: v for f, v in axes.items() if f not in where})
-                for base, axes in sweep.specs(p)
+                for base, axes in sweep.specs(q)
             ]
         out.append((label, entries, not sweep.stacked))
     return out
@@ -256,9 +265,11 @@ def paper_keys() -> frozenset:
 
 
 def _configs_of(runs) -> list:
+    if isinstance(runs, dict):
+        runs = list(runs.values())
     out = []
     for r in runs if isinstance(runs, (list, tuple)) else [runs]:
-        if isinstance(r, (list, tuple)):
+        if isinstance(r, (list, tuple, dict)):
             out += _configs_of(r)
         else:
             out.append(r if isinstance(r, training.TrainConfig) else getattr(r, "config", None))
@@ -266,7 +277,7 @@ def _configs_of(runs) -> list:
 
 
 def at_paper(runs) -> bool:
-    """Whether every run (or config) of ``runs`` (nested lists allowed) is at the paper's setting: a config of
+    """Whether every run (or config) of ``runs`` (nested lists or dicts of them allowed) is at the paper's setting: a config of
     the book's sweeps at ``paper`` (execution fields, such as the device, aside)."""
     cfgs = _configs_of(runs)
     if not cfgs:
