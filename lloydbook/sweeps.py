@@ -169,7 +169,8 @@ def stored_configs(scale: str = "default") -> dict[str, list]:
 
 def runs(name: str, *, scale: str | None = None, progress: bool = False, **where) -> list:
     """The runs of the sweep ``name`` (at ``scale``; with ``where``, those matching), in grid order: read from
-    the checkout's run store, else from the training cache, else trained now (in the settings' ``workers``
+    the checkout's run store or a store recorded on a GPU (``results/gpu/<machine>``), else from the training
+    cache, else trained now (in the settings' ``workers``
     processes, stacked unless the sweep is not). Prints where they came from."""
     sweep = get(name)
     cfgs = configs(name, scale, **where)
@@ -178,13 +179,16 @@ def runs(name: str, *, scale: str | None = None, progress: bool = False, **where
     p = book.params(sweep.settings, scale)
     store = results.store()
     cache = results.use_cache()
+    # runs recorded on GPUs (results/gpu/<machine>, stores of the same format) serve their configs too: at the
+    # paper scale they are what decides the chapters' claims at the paper's setting
+    gpu = [d for d in results.gpu_result_dirs() if training.store.is_store(d)]
     in_store = 0 if store is None else sum(c in store for c in cfgs)
     in_cache = sum(c not in (store or ()) and training.cache.has(c, [cache]) for c in cfgs)  # read once, below
     t0 = time.time()
     out = training.train_many(
         cfgs,
         cache_dir=cache,
-        stores=[] if store is None else [store.root],
+        stores=([] if store is None else [store.root]) + gpu,
         workers=p.get("workers", 1),
         stack=sweep.stacked,
         progress=progress,
