@@ -1,0 +1,155 @@
+"""Figure 10's statements (Leaner paper, Figs. 2a and 10) on the runs of one d, as the parts of chapter 04's claims.
+
+:func:`fig10_parts` states each finding of the figure for the runs ``G[(d, tau, embedding, loss)]`` (one run a
+seed) and returns its parts in the book's evidence vocabulary (:mod:`lloydbook.claims.evidence`), with the runs
+it reads (which decide whether the claim is at the paper's setting, and its setting). Chapter 04 decides them at
+the paper's d=32 (Fig. 10b), and at its d=4 the one statement over every temperature that its own cells do not
+(a larger tau settles sooner and ends worse at each step of the tau grid). Every comparison of two settings is
+paired by seed: the runs of one seed see the same tasks.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .claims.evidence import Evidence, above, all_of, below, lower, within
+from .learning import auc, final, final_train, steps_to_settle
+
+__all__ = ["Part", "PAPER", "fig10_parts"]
+
+#: the paper's words for Figure 10's findings (Sec. 4, Figs. 2a and 10)
+PAPER = (
+    '"L2 always gives lower (tighter) training loss. With NE at tau=1, validation gets worse during training. At '
+    "tau=0.1, OH and BN (NE or L2) clearly beat 1-step Lloyd's; NA does not. Larger tau converges faster but to a "
+    'worse solution. OH converges faster than BN, and both reach similar final losses"'
+)
+
+
+@dataclass(frozen=True)
+class Part:
+    """One finding of Figure 10 at one d: its ``statement`` (without where it was decided), the paper's
+    ``paper`` value, the ``runs`` it reads and its ``evidence`` (a list of :class:`Evidence`)."""
+
+    statement: str
+    paper: str
+    runs: list
+    evidence: list
+
+
+def _best(runs) -> np.ndarray:
+    return np.array([np.min(r.history["val_rel_loss"][1:]) for r in runs])
+
+
+def _pooled(G, d, t, embeddings) -> list:
+    return [r for e in embeddings for r in G[(d, t, e, "L2")]]
+
+
+def fig10_parts(G: dict, d: int, taus, embeddings, losses) -> dict[str, Part]:
+    """Figure 10's findings on the runs ``G`` at ``d`` over the temperatures ``taus``: name -> :class:`Part`.
+
+    The names are those of chapter 04's claims at d=4: ``l2-lower-train-loss`` (L2's final training loss below
+    NE's in every (tau, embedding)), ``ne-tau1-fails`` (NE at the largest tau ends 10% above its best validation
+    loss and above one Lloyd step), ``tau01-beats-lloyd`` (at the smallest tau OH and BN below 1, NA above),
+    ``larger-tau-faster-worse`` (largest against smallest tau: settles sooner, ends worse; L2, OH and BN pooled),
+    ``larger-tau-ordered`` (the same at each step of the tau grid), ``oh-faster-than-bn`` (area under the
+    validation curve, L2, smallest tau) and ``oh-bn-similar-final`` (final losses within 0.05)."""
+    taus = sorted(taus)
+    if len(taus) < 2 or not {"OH", "BN"} <= set(embeddings) or "L2" not in losses:
+        raise ValueError(f"need two taus, OH and BN and L2; got taus {taus}, {embeddings}, {losses}")
+    tmin, tmax = taus[0], taus[-1]
+    coded = [e for e in embeddings if e != "NA"]
+    every = [r for t in taus for e in embeddings for l in losses for r in G[(d, t, e, l)]]
+    out = {}
+    out["l2-lower-train-loss"] = Part(
+        "L2 (sparsemax) gives a lower training loss than NE (softmax), for every embedding and temperature",
+        "L2 always lower",
+        every,
+        [
+            all_of(
+                f"L2 below NE in every (tau, embedding) at d={d}",
+                [
+                    lower(
+                        f"tau={t:g}, {e}",
+                        final_train(G[(d, t, e, "L2")]),
+                        final_train(G[(d, t, e, "NE")]),
+                        "L2",
+                        "NE",
+                        paired=True,
+                    )
+                    for t in taus
+                    for e in embeddings
+                ],
+            )
+        ],
+    )
+    ne1 = {e: G[(d, tmax, e, "NE")] for e in embeddings}
+    out["ne-tau1-fails"] = Part(
+        f"With NE at tau={tmax:g} the validation loss gets worse during training (it ends more than 10% above the best "
+        "it reached) and stays above one Lloyd step, for every embedding",
+        "validation worsens during training",
+        [r for rs in ne1.values() for r in rs],
+        [
+            all_of(
+                "ends 10% above its best",
+                [lower(e, 1.1 * _best(r), final(r), "1.1 x best", "final", paired=True) for e, r in ne1.items()],
+            ),
+            all_of("ends above one Lloyd step", [above(e, final(r), 1.0, "final") for e, r in ne1.items()]),
+        ],
+    )
+    beats = [all_of(
+        f"OH and BN below 1 (tau={tmin:g})",
+        [below(f"{e}:{l}", final(G[(d, tmin, e, l)]), 1.0, "final relative loss") for e in coded for l in losses],
+    )]  # fmt: skip
+    if "NA" in embeddings:
+        na = [above(f"NA:{l}", final(G[(d, tmin, "NA", l)]), 1.0, "final relative loss") for l in losses]
+        beats.append(all_of("NA above 1", na))
+    out["tau01-beats-lloyd"] = Part(
+        f"At the smallest tau ({tmin:g}) OH and BN, with NE or L2, beat one Lloyd step on validation tasks; NA does not",
+        "OH, BN < 1 (clearly); NA > 1",
+        [r for e in embeddings for l in losses for r in G[(d, tmin, e, l)]],
+        beats,
+    )
+    settle = {t: np.array([steps_to_settle(r) for r in _pooled(G, d, t, coded)]) for t in taus}
+    worse = {t: final(_pooled(G, d, t, coded)) for t in taus}
+
+    def pair(hi, lo) -> tuple[Evidence, Evidence]:
+        return (
+            lower(f"tau={hi:g} settles sooner than {lo:g}", settle[hi], settle[lo], f"tau={hi:g}", f"tau={lo:g}", paired=True),
+            lower(f"tau={hi:g} ends worse than {lo:g}", worse[lo], worse[hi], f"tau={lo:g}", f"tau={hi:g}", paired=True),
+        )  # fmt: skip
+
+    out["larger-tau-faster-worse"] = Part(
+        f"A larger tau converges faster (fewer steps until the training loss stays within 5% of its final value), but "
+        f"to a worse solution (tau={tmax:g} against {tmin:g}; L2, OH and BN pooled)",
+        "faster and worse at larger tau",
+        [r for t in (tmin, tmax) for r in _pooled(G, d, t, coded)],
+        list(pair(tmax, tmin)),
+    )
+    steps = [pair(hi, lo) for lo, hi in zip(taus, taus[1:])]
+    out["larger-tau-ordered"] = Part(
+        f"Each larger tau of the grid {{{', '.join(f'{t:g}' for t in taus)}}} converges faster and to a worse "
+        "solution than the next smaller one (L2, OH and BN pooled)",
+        "faster and worse at larger tau (Fig. 10's four temperatures)",
+        [r for t in taus for r in _pooled(G, d, t, coded)],
+        [
+            all_of("each larger tau settles sooner", [s for s, _ in steps]),
+            all_of("each larger tau ends worse", [w for _, w in steps]),
+        ],
+    )
+    oh, bn = G[(d, tmin, "OH", "L2")], G[(d, tmin, "BN", "L2")]
+    out["oh-faster-than-bn"] = Part(
+        f"OH converges faster than BN (mean relative validation loss over training, L2, tau={tmin:g})",
+        "OH faster",
+        oh + bn,
+        [lower("OH's area below BN's", auc(oh), auc(bn), "OH", "BN", paired=True)],
+    )
+    out["oh-bn-similar-final"] = Part(
+        f"OH and BN reach similar final losses (medians within 0.05 of each other, in units of one Lloyd step's loss; "
+        f"L2, tau={tmin:g})",
+        "similar final losses",
+        oh + bn,
+        [within("OH and BN within 0.05", final(oh), final(bn), "OH", "BN", 0.05, paired=True)],
+    )
+    return out
