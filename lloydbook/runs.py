@@ -41,7 +41,7 @@ from . import book, results, sweeps
 
 __all__ = ["STEPS", "GPU_STEPS", "PER_SHAPE", "TOLERANCE", "missing", "check", "sample", "main"]
 
-#: steps each sampled run re-trains (38 shapes x 2 runs x 300 steps: about 90 s on one core)
+#: steps each sampled run re-trains (48 shapes x 2 runs x 300 steps; the d=32 shapes cost the most)
 STEPS = 300
 #: steps each sampled GPU run re-trains on the CPU (n = 512: about 10 times a step at n = 32)
 GPU_STEPS = 50

@@ -14,9 +14,9 @@ _LEARNING = {"base": {"d": 4, "k": 6, "n": 32, "steps": 6000, "tau": 0.1, "loss"
              "shape_steps": 3000,
              "seeds": [0, 1, 2, 3, 4, 5, 6, 7, 8, 9], "workers": 2, "embeddings": ["OH", "BN", "NA"],
              "losses": ["NE", "L2"],
-             "taus": [1.0, 0.1], "tau_ds": [4],
-             "ds": [4, 32], "d_taus": [0.1], "d_embeddings": ["OH", "BN"],
-             "lrs": [0.001, 0.01, 1.0], "lr_ds": [4], "lr_embeddings": ["OH", "BN"], "lr_steps": 3000,
+             "taus": [1.0, 0.25, 0.14, 0.1], "tau_ds": [4], "tau_b_ds": [32], "tau_b_steps": 3000,
+             "ds": [4, 32], "d_taus": [0.25, 0.1], "d_embeddings": ["OH", "BN"],
+             "lrs": [0.001, 0.01, 0.1, 1.0], "lr_ds": [4, 32], "lr_embeddings": ["OH", "BN"], "lr_steps": 3000,
              "sub_losses": ["L2"],
              "ns": [16, 32, 64], "n_embeddings": ["OH", "BN"], "n_seeds": list(range(20)),
              "ks": [6, 10, 16], "k_cases": [[4, 0.1]], "k_seeds": list(range(20)),
@@ -98,7 +98,9 @@ SCALES: dict[str, dict[str, dict]] = {
     # Shared by both chapters, so the second reuses the first's cached runs. base: the TrainConfig fields
     # every run of chapter 04 starts from; shape_steps: the steps of chapter 05's sweeps; seeds; workers: CPU
     # processes training at once (1 on a GPU). Sweeps, each a list: embeddings x losses x taus x tau_ds
-    # (Fig. 2a/10), ds x d_taus with d_embeddings (Fig. 14), lrs x lr_ds with lr_embeddings and lr_steps
+    # (Fig. 2a/10) and the same at tau_b_ds for tau_b_steps (Fig. 10b; on the CPU its d=32 runs train for
+    # chapter 05's 3,000 steps, half of Fig. 10a's 6,000, and reuse Fig. 14's runs where the configs coincide; at
+    # paper it repeats Fig. 10's own d=32 runs), ds x d_taus with d_embeddings (Fig. 14), lrs x lr_ds with lr_embeddings and lr_steps
     # (Fig. 11), ns with n_embeddings and n_seeds (Fig. 13), ks with k_cases [[d, tau]] and k_seeds (Fig. 15;
     # 20 seeds on CPU for these two, where 10 left BN at n=64 against n=32, and BN against NA at k=16,
     # undecided after 3,000 steps); sub_losses: the regularisers of Figs. 11, 13 and 15; wall_cases [[d, k]]
@@ -116,7 +118,7 @@ SCALES: dict[str, dict[str, dict]] = {
                   "shape_steps": 10000,
                   "seeds": [0, 1, 2, 3, 4, 5, 6, 7, 8, 9], "workers": 1, "embeddings": ["OH", "BN", "NA"],
                   "losses": ["NE", "L2"],
-                  "taus": [1.0, 0.25, 0.14, 0.1], "tau_ds": [4, 32],
+                  "taus": [1.0, 0.25, 0.14, 0.1], "tau_ds": [4, 32], "tau_b_ds": [32], "tau_b_steps": 10000,
                   "ds": [4, 8, 16, 32], "d_taus": [0.25, 0.1], "d_embeddings": ["OH", "BN", "NA"],
                   "lrs": [0.001, 0.01, 0.1, 1.0], "lr_ds": [4, 32], "lr_embeddings": ["OH", "BN", "NA"],
                   "lr_steps": 5000, "sub_losses": ["NE", "L2"],

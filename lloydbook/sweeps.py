@@ -89,6 +89,12 @@ _LIST = (
                                    seed=p["seeds"]))],
     ),
     Sweep(
+        "fig10b", "04_learning", "learning", "Fig. 10b: temperature, embedding and regulariser at the paper's d=32",
+        lambda p: [(_base(p).replace(steps=p["tau_b_steps"]), dict(d=p["tau_b_ds"], tau=p["taus"],
+                                                                   embedding=p["embeddings"], loss=p["losses"],
+                                                                   seed=p["seeds"]))],
+    ),
+    Sweep(
         "fig17", "04_learning", "learning", "Fig. 17: wall-clock training, one run at a time",
         lambda p: _wall(p, [p["wall_n"]]), stacked=False, stored=False,
     ),
@@ -125,6 +131,11 @@ _LIST = (
     Sweep(
         "families", "07_families", "families", "Figs. 4, 8 and 18: task families",
         lambda p: [(_base(p), dict(family=p["families"], tau=p["taus"], embedding=p["embeddings"], loss=p["losses"],
+                                   seed=p["seeds"]))],
+    ),
+    Sweep(
+        "families-na", "07_families", "families", "Fig. 16: task families, NA (the raw embedding)",
+        lambda p: [(_base(p), dict(family=p["families"], tau=p["taus"], embedding=["NA"], loss=p["losses"],
                                    seed=p["seeds"]))],
     ),
     Sweep("race", "09_lemmas", "lemmas", "Theorem 3.1's prediction: OH trains faster than BN", _race),
