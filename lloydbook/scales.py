@@ -24,6 +24,9 @@ _LEARNING = {"base": {"d": 4, "k": 6, "n": 32, "steps": 6000, "tau": 0.1, "loss"
              "wall_steps": 500, "wall_time": {"n": 512, "reps": 40, "warmup": 10}, "cli_steps": 200,
              "gap_tasks": 128, "gap_n": 256,
              "gap_taus": [1e-3, 3e-3, 1e-2, 3e-2, 0.1, 0.25, 1.0, 3.0, 10.0]}
+# chapter 06's models at ci and default: chapter 04's runs at tau=0.1 (the sweep "fig6" is a part of "fig10" there)
+_MODELS = {"base": dict(_LEARNING["base"]), "embeddings": _LEARNING["embeddings"], "losses": _LEARNING["losses"],
+           "seeds": _LEARNING["seeds"]}
 SCALES: dict[str, dict[str, dict]] = {
     # --- chapter "Lloyd's algorithm and clustering tasks" (book/01_lloyd.ipynb) ---
     "lloyd": {
@@ -127,16 +130,21 @@ SCALES: dict[str, dict[str, dict]] = {
                   "gap_taus": [1e-3, 3e-3, 1e-2, 3e-2, 0.1, 0.25, 1.0, 3.0, 10.0]},
     },
     # --- chapter "Many steps and new inputs" (book/06_many_steps.ipynb) ---
-    # Evaluates the runs chapter 04 trained (its tau grid, book.params("learning")): no training of its own.
+    # models: the trained models Figs. 6, 7 and 12 evaluate (the sweep "fig6": base config, then the embeddings,
+    # regularisers and seeds); at ci and default they are chapter 04's d=4, tau=0.1 runs (no training of its own),
+    # at paper the paper's n=512, d=32, k=10, tau=0.1 models, which a GPU trains.
     # T steps on `tasks` evaluation tasks per trained seed (Fig. 6, Appendix C); Fig. 7's shifts on
     # shift_tasks, the scale-doubled shift on doubled_tasks (its effect is about 1%); Fig. 12 on n_tasks tasks at
     # n = n_ratios x the training n (the paper's 1/4 to 4 of its n = 512)
     "steps": {
-        "ci": {"T": 20, "tasks": 64, "shift_tasks": 512, "doubled_tasks": 2048, "n_tasks": 128,
+        "ci": {"models": _MODELS, "T": 20, "tasks": 64, "shift_tasks": 512, "doubled_tasks": 2048, "n_tasks": 128,
                "n_ratios": [0.25, 0.5, 2, 4]},
-        "default": {"T": 20, "tasks": 256, "shift_tasks": 1024, "doubled_tasks": 2048, "n_tasks": 256,
+        "default": {"models": _MODELS, "T": 20, "tasks": 256, "shift_tasks": 1024, "doubled_tasks": 2048, "n_tasks": 256,
                     "n_ratios": [0.25, 0.5, 2, 4]},
-        "paper": {"T": 20, "tasks": 320, "shift_tasks": 1024, "doubled_tasks": 2048, "n_tasks": 320,
+        "paper": {"models": {"base": {"d": 32, "k": 10, "n": 512, "steps": 10000, "tau": 0.1, "loss": "L2",
+                                      "embedding": "BN"},
+                             "embeddings": ["OH", "BN", "NA"], "losses": ["NE", "L2"], "seeds": list(range(10))},
+                  "T": 20, "tasks": 320, "shift_tasks": 1024, "doubled_tasks": 2048, "n_tasks": 320,
                   "n_ratios": [0.25, 0.5, 2, 4]},
     },
     # --- chapter "Distribution families and task dissimilarity" (book/07_families.ipynb) ---

@@ -117,6 +117,12 @@ _LIST = (
                                                         seed=p["k_seeds"])) for d, t in p["k_cases"]],
     ),
     Sweep(
+        "fig6", "06_many_steps", "steps", "Figs. 6, 7 and 12: the models evaluated for many steps and new inputs",
+        lambda p: [(training.TrainConfig(**p["models"]["base"]),
+                    dict(embedding=p["models"]["embeddings"], loss=p["models"]["losses"], seed=p["models"]["seeds"]))],
+        stored=False,
+    ),
+    Sweep(
         "families", "07_families", "families", "Figs. 4, 8 and 18: task families",
         lambda p: [(_base(p), dict(family=p["families"], tau=p["taus"], embedding=p["embeddings"], loss=p["losses"],
                                    seed=p["seeds"]))],
@@ -163,7 +169,8 @@ def stored_configs(scale: str = "default") -> dict[str, list]:
 
 def runs(name: str, *, scale: str | None = None, progress: bool = False, **where) -> list:
     """The runs of the sweep ``name`` (at ``scale``; with ``where``, those matching), in grid order: read from
-    the checkout's run store, else from the training cache, else trained now (in the settings' ``workers``
+    the checkout's run store or a store recorded on a GPU (``results/gpu/<machine>``), else from the training
+    cache, else trained now (in the settings' ``workers``
     processes, stacked unless the sweep is not). Prints where they came from."""
     sweep = get(name)
     cfgs = configs(name, scale, **where)
@@ -172,13 +179,16 @@ def runs(name: str, *, scale: str | None = None, progress: bool = False, **where
     p = book.params(sweep.settings, scale)
     store = results.store()
     cache = results.use_cache()
+    # runs recorded on GPUs (results/gpu/<machine>, stores of the same format) serve their configs too: at the
+    # paper scale they are what decides the chapters' claims at the paper's setting
+    gpu = [d for d in results.gpu_result_dirs() if training.store.is_store(d)]
     in_store = 0 if store is None else sum(c in store for c in cfgs)
     in_cache = sum(c not in (store or ()) and training.cache.has(c, [cache]) for c in cfgs)  # read once, below
     t0 = time.time()
     out = training.train_many(
         cfgs,
         cache_dir=cache,
-        stores=[] if store is None else [store.root],
+        stores=([] if store is None else [store.root]) + gpu,
         workers=p.get("workers", 1),
         stack=sweep.stacked,
         progress=progress,
@@ -199,6 +209,7 @@ _PAPER = (
     ("Fig. 11", "fig11", {}),
     ("Fig. 13", "fig13", {}),
     ("Fig. 15", "fig15", {}),
+    ("Figs. 6, 7, 12", "fig6", {}),
     ("Fig. 17", "fig17", {}),
 )
 
@@ -207,17 +218,19 @@ def paper_sweeps(p=None) -> list[tuple[str, list, bool]]:
     """The learning chapters' sweeps at the paper's settings ``p`` (default ``book.params("learning",
     "paper")``), in the order a GPU should train them: ``(label, [(base config, axes)], unstacked)`` for
     Figs. 10a, 10b, 14, 11, 13, 15 and 17 (whose GPU sweep spans the paper's :data:`WALL_NS`; it times
-    single runs, so it trains unstacked)."""
+    single runs, so it trains unstacked), and the models of Figs. 6, 7 and 12 (chapter 06's, at their own
+    paper settings)."""
     p = book.params("learning", "paper") if p is None else p
     out = []
     for label, name, where in _PAPER:
         sweep = get(name)
+        q = p if sweep.settings == "learning" else book.params(sweep.settings, "paper")
         if name == "fig17":
-            entries = _wall(p, WALL_NS)
+            entries = _wall(q, WALL_NS)
         else:
             entries = [
                 (base.replace(**where), {f: v for f, v in axes.items() if f not in where})
-                for base, axes in sweep.specs(p)
+                for base, axes in sweep.specs(q)
             ]
         out.append((label, entries, not sweep.stacked))
     return out
@@ -256,9 +269,11 @@ def paper_keys() -> frozenset:
 
 
 def _configs_of(runs) -> list:
+    if isinstance(runs, dict):
+        runs = list(runs.values())
     out = []
     for r in runs if isinstance(runs, (list, tuple)) else [runs]:
-        if isinstance(r, (list, tuple)):
+        if isinstance(r, (list, tuple, dict)):
             out += _configs_of(r)
         else:
             out.append(r if isinstance(r, training.TrainConfig) else getattr(r, "config", None))
@@ -266,7 +281,7 @@ def _configs_of(runs) -> list:
 
 
 def at_paper(runs) -> bool:
-    """Whether every run (or config) of ``runs`` (nested lists allowed) is at the paper's setting: a config of
+    """Whether every run (or config) of ``runs`` (nested lists or dicts of them allowed) is at the paper's setting: a config of
     the book's sweeps at ``paper`` (execution fields, such as the device, aside)."""
     cfgs = _configs_of(runs)
     if not cfgs:

@@ -264,10 +264,13 @@ def test_paper_decides_names_the_setting_and_the_command_of_the_selected_runs():
         learning.paper_decides("Fig. 99")
 
 
-def test_decide_or_open_records_a_claim_when_decided_and_an_open_row_when_not(chapter):
-    from lloydbook import book
+def test_decide_or_open_records_a_claim_when_decided_and_an_open_row_when_not(chapter, monkeypatch):
+    from lloydbook import book, expectations
 
     ch = book.Chapter("learning")
+    for name in ("x-decided", "x-open", "x-fails"):
+        monkeypatch.setitem(expectations.EXPECTATIONS, f"learning-{name}", expectations.Expectation(of_paper=True))
+        ch.expect(name, paper_setting=False)
     row = dict(statement="s", source="src", paper="p", expected="reproduced", setting="n=32", decides="a GPU")
     a, b = np.linspace(0.0, 0.1, 10), np.linspace(1.0, 1.1, 10)
     learning.decide_or_open(ch, "x-decided", evidence=[learning.lower("a < b", a, b, "a", "b", paired=True)], **row)
