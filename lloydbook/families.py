@@ -21,7 +21,7 @@ import torch
 from matplotlib.colors import LogNorm
 from scipy.stats import spearmanr
 
-from lloydlib import sample_tasks
+from lloydlib import losses, sample_tasks, training
 from lloydlib.checks import check_int
 from lloydlib.generalisation.dissimilarity import block_summary, emd_matrix, task_to_blocks
 from lloydlib.generalisation.multistep import lloyd_objectives, model_objectives
@@ -40,6 +40,7 @@ __all__ = [
     "test_tasks",
     "transfer",
     "cell_medians",
+    "bound_terms",
     "degradation",
     "rank_correlation",
     "finite_pairs",
@@ -152,6 +153,16 @@ def transfer(runs_by_family: dict, tasks: dict, steps: int, *, growth: bool = Fa
                 g.append(float(change.mean()) if bool(torch.isfinite(change).all()) else math.inf)
             one[(a, b)], many[(a, b)], grow[(a, b)] = np.array(o1), np.array(oT), np.array(g)
     return (one, many, grow) if growth else (one, many)
+
+
+@torch.no_grad()
+def bound_terms(runs, X, C0) -> dict:
+    """Eqs. 7-9's terms for one family's ``runs``, arrays (seeds,): ``slack``, final smoothed training loss minus final
+    k-means ``loss`` on the validation tasks (histories); ``gap``, C: the largest smoothing gap over held-out (X, C0)."""
+    out = [(r.config, r.model(X, C0)) for r in runs]
+    gap = [losses.smoothing_gap(X, c, f.tau, f.loss).max().item() if c.isfinite().all() else np.inf for f, c in out]
+    loss, train = (training.final_values(runs, h) for h in ("val_loss", "train_loss"))
+    return {"slack": train - loss, "loss": loss, "gap": np.array(gap)}
 
 
 def cell_medians(values: dict, trains, tests) -> np.ndarray:

@@ -43,6 +43,7 @@ __all__ = [
     "pooled_median",
     "init_numbers",
     "eval_ns",
+    "data_rewrite",
     "panels",
     "gap_panels",
 ]
@@ -180,6 +181,21 @@ def eval_ns(train_n: int, ratios) -> list[int]:
     """Fig. 12's evaluation sizes ``ratio * train_n``, sorted, without the training n itself (the paper's
     ratios 1/4, 1/2, 2, 4 of its training n = 512 give its 128, 256, 1024, 2048)."""
     return sorted({int(round(r * train_n)) for r in ratios} - {int(train_n)})
+
+
+def data_rewrite(runs, tasks: int, task_seed: int = EVAL_SEED) -> np.ndarray:
+    """Per run, shape ``(len(runs),)``: how far one layer of Eq. 4 on fresh tokens moves the data rows of the point
+    tokens, ``||Xbar^(1)[:, :, :d] - X|| / ||X||`` (Frobenius norms over ``tasks`` evaluation tasks of the run's
+    training distribution, seed ``task_seed + seed``). Appendix C: a learned value map "can also overwrite the x
+    rows of the point tokens"; with Theorem B.1's weights they stay X (0). +inf for a diverged run."""
+    out = []
+    for run in runs:
+        X, C0 = _tasks(run.config, tasks, run.config.n, "random", None, task_seed + run.config.seed)
+        with torch.no_grad():
+            Xbar = run.model.layer(*run.model.embed(X, C0))[0][..., : run.config.d]
+        change = float(torch.linalg.norm(Xbar - X) / torch.linalg.norm(X))
+        out.append(change if run.status != "diverged" and math.isfinite(change) else math.inf)
+    return np.array(out)
 
 
 # ----------------------------------------------------------------------------------------- figures

@@ -220,7 +220,6 @@ _PAPER = (
     ("Fig. 11", "fig11", {}),
     ("Fig. 13", "fig13", {}),
     ("Fig. 15", "fig15", {}),
-    ("Figs. 6, 7, 12", "fig6", {}),
     ("Fig. 17", "fig17", {}),
 )
 
@@ -229,8 +228,8 @@ def paper_sweeps(p=None) -> list[tuple[str, list, bool]]:
     """The learning chapters' sweeps at the paper's settings ``p`` (default ``book.params("learning",
     "paper")``), in the order a GPU should train them: ``(label, [(base config, axes)], unstacked)`` for
     Figs. 10a, 10b, 14, 11, 13, 15 and 17 (whose GPU sweep spans the paper's :data:`WALL_NS`; it times
-    single runs, so it trains unstacked), and the models of Figs. 6, 7 and 12 (chapter 06's, at their own
-    paper settings)."""
+    single runs, so it trains unstacked). Chapter 06's models (the sweep ``fig6``) train with
+    ``python -m lloydbook.gpu_record fig6 --budget S --out results/gpu/<machine>``."""
     p = book.params("learning", "paper") if p is None else p
     out = []
     for label, name, where in _PAPER:

@@ -11,6 +11,12 @@ EXPECT = {
     "inits-lose-to-lloyd": BEYOND,
     "shifts-beat-lloyd": PAPER,
     "scale-doubled": PAPER,
+    # issue 26 items 3, 4 (stated before the runs were read for them): Appendix C's remark on the learned value maps
+    # (the point tokens' data rows move by more than 5% of their norm after one layer), and NA under Fig. 7's
+    # shifts and at Fig. 12's n, read with App. C's "NA improves but stays worse than Lloyd's"
+    "v-overwrites-x": PAPER,
+    "shifts-na": PAPER,
+    "n-na": PAPER,
     "n-generalises": Expectation(
         of_paper=True,
         pilot="partly",

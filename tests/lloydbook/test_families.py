@@ -216,3 +216,22 @@ def test_transfer_growth_is_the_models_own_change_in_log_objective():
     assert grow[("normal", "cauchy")][1] == pytest.approx(float(torch.log(obj[:, 3] / obj[:, 0]).mean()))
     assert np.isinf(grow[("cauchy", "normal")]).all()
     assert fam.transfer(runs, tasks, steps=3)[1][("normal", "normal")] == pytest.approx(many[("normal", "normal")])
+
+
+def test_bound_terms_read_the_histories_and_the_largest_smoothing_gap():
+    cfg = TrainConfig(d=2, k=3, n=8, tau=0.5, loss="L2")
+    X, C0 = fam.test_tasks(4, 8, 2, 3, ["normal"], seed=3)["normal"]
+    runs = []
+    for s, status in enumerate(("done", "done", "diverged")):
+        torch.manual_seed(s)
+        history = {"val_loss": np.array([9.0, 2.0 + s]), "train_loss": np.array([9.0, 2.5 + 2 * s])}
+        runs.append(SimpleNamespace(model=build_model(cfg), status=status, config=cfg, history=history))
+    with torch.no_grad():
+        runs[2].model.V.fill_(math.nan)
+    with np.errstate(invalid="ignore"):  # the diverged run's slack: inf - inf
+        terms = fam.bound_terms(runs, X, C0)
+    assert terms["slack"][:2] == pytest.approx([0.5, 1.5]) and terms["loss"][:2] == pytest.approx([2.0, 3.0])
+    assert math.isinf(terms["loss"][2]) and math.isinf(terms["gap"][2])
+    with torch.no_grad():
+        expected = float(losses.smoothing_gap(X, runs[0].model(X, C0), 0.5, "L2").max())
+    assert terms["gap"][0] == pytest.approx(expected) and (terms["gap"][:2] >= 0).all()

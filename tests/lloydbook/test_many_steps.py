@@ -143,3 +143,12 @@ def test_paper_models_are_the_captions_setting():
         n=512, d=32, k=10, tau=0.1, steps=10000
     )
     assert M.eval_ns(M.PAPER_MODELS["n"], M.PAPER_MODELS["n_ratios"]) == [128, 256, 1024, 2048]
+
+
+def test_data_rewrite_is_zero_for_the_theorem_and_positive_for_learned_weights():
+    exact = M.data_rewrite([fake_run(0, theorem=True)], tasks=3)
+    learned = M.data_rewrite([fake_run(0), fake_run(1, embedding="NA")], tasks=3)
+    assert exact.shape == (1,) and exact[0] == pytest.approx(0.0, abs=1e-6)
+    assert learned.shape == (2,) and (learned > 0).all() and np.isfinite(learned).all()
+    diverged = SimpleNamespace(**{**vars(fake_run(2)), "status": "diverged"})
+    assert math.isinf(M.data_rewrite([diverged], tasks=3)[0])

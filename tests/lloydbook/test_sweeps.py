@@ -97,7 +97,6 @@ def test_paper_sweeps_in_priority_order_with_their_seeds():
         "Fig. 11",
         "Fig. 13",
         "Fig. 15",
-        "Figs. 6, 7, 12",
         "Fig. 17",
     ]
     by = {name: (specs, unstacked) for name, specs, unstacked in out}
