@@ -27,7 +27,7 @@ help:
 	@echo "make book   build the book (LLOYD_SCALE=$(SCALE)) into $(HTML)"
 	@echo "make test   lint, run store check and verification, tests, nbval over the chapters, strict book build"
 	@echo "            from nbval's executions and browser check, at LLOYD_SCALE=ci"
-	@echo "make runs   retrain every stored run cold and rewrite the run store results/runs (about 40 min on 2 cores)"
+	@echo "make runs   retrain every stored run cold and rewrite the run store results/runs (about 2 hours on 2 cores)"
 
 $(VENV)/.installed: requirements.txt pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)

@@ -111,7 +111,7 @@ _LIST = (
     Sweep(
         "fig11", "05_shapes", "learning", "Fig. 11: learning rate",
         lambda p: [(_base(p).replace(steps=p["lr_steps"]), dict(d=p["lr_ds"], lr=p["lrs"], embedding=p["lr_embeddings"],
-                                                               loss=p["sub_losses"], seed=p["seeds"]))],
+                                                               loss=p["sub_losses"], seed=p["lr_seeds"]))],
     ),
     Sweep(
         "fig13", "05_shapes", "learning", "Fig. 13: points per task",

@@ -43,7 +43,13 @@ def judge(name: str, runs, p, machine: str) -> list[str]:
         )
     if name == "Fig. 11":
         return fig11_claims(
-            G, ds=p["lr_ds"], lrs=p["lrs"], embeddings=p["lr_embeddings"], losses=p["sub_losses"], seeds=seeds, **kw
+            G,
+            ds=p["lr_ds"],
+            lrs=p["lrs"],
+            embeddings=p["lr_embeddings"],
+            losses=p["sub_losses"],
+            seeds=len(p["lr_seeds"]),
+            **kw,
         )
     if name == "Fig. 13":
         return fig13_claims(
