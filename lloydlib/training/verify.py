@@ -24,19 +24,28 @@ from .cache import Run
 from .config import TrainConfig
 from .stacked import train_stack
 
-__all__ = ["SHAPE_FIELDS", "RISE", "Check", "sample", "relative_difference", "stable_steps", "retrain"]
+__all__ = [
+    "SHAPE_FIELDS",
+    "RISE",
+    "Check",
+    "sample",
+    "relative_difference",
+    "stable_steps",
+    "stable_until",
+    "retrain",
+]
 
 #: the fields that make a run's shape for :func:`sample`: at least one run of each combination is drawn
 SHAPE_FIELDS = ("embedding", "loss", "d", "k", "n", "family")
-#: a step whose training loss is above RISE times the smallest before it ends the comparison there (see
-#: :func:`stable_steps`)
+#: a step whose training loss, or an evaluation whose validation loss, is above RISE times the smallest before
+#: it ends the comparison there (see :func:`stable_steps` and :func:`stable_until`)
 RISE = 10.0
 
 
 @dataclass(frozen=True)
 class Check:
     """One re-trained run against its stored self, over its first ``steps`` steps (fewer than it re-trained
-    when :func:`stable_steps` cuts the comparison short): ``first`` is the
+    when :func:`stable_steps` or :func:`stable_until` cuts the comparison short): ``first`` is the
     :func:`relative_difference` of the step-1 training loss (the untrained model on the first batch: the
     initial weights, the task draw, the forward pass and the loss, before any optimiser step); ``later``
     the largest over the training losses of steps 2 to ``steps`` and the validation losses (Eq. 20) of
@@ -88,22 +97,47 @@ def relative_difference(a, b) -> np.ndarray:
 
 
 def stable_steps(losses) -> int:
-    """How many steps of the stored per-step ``losses`` a re-training can be compared on: all of them, or up
-    to and including the first step whose loss exceeds :data:`RISE` times the smallest loss before it.
+    """How many steps of the stored per-step ``losses`` a re-training can be compared on: all of them, or the
+    steps before the first step whose loss exceeds :data:`RISE` times the smallest loss before it.
 
     Such a jump (a learning rate far too large, Fig. 11's 1.0: the loss goes from 36 to 5e4 in one step)
-    makes training chaotic: a rounding difference of 1e-7 at that step becomes an O(1) difference a few
-    steps later, whatever the code. Up to the jump the two runs must still agree."""
+    makes training chaotic: a rounding difference of 1e-7 becomes an O(1) difference, whatever the code.
+    The jumping step is itself a product of it: at Fig. 11's rate 1.0 at d=32 the loss jumps at step 2, after
+    Adam's first update, which moves each weight by about the rate times the sign of its gradient, so a
+    weight whose gradient is rounding noise moves by about 1 either way; re-trained, those step-2 losses
+    (near 1e7) differ from the stored ones by up to 28% while step 1 agrees to 3e-7. Up to the jump the two
+    runs must still agree."""
     losses = np.asarray(losses, dtype=np.float64)
     for t in range(1, len(losses)):
         if np.isfinite(losses[t]) and losses[t] > RISE * np.min(losses[:t]):
-            return t + 1
+            return t
     return len(losses)
+
+
+def stable_until(steps, losses, n: int) -> int:
+    """How many of the first ``n`` steps a re-training can be compared on, judged by the stored validation
+    ``losses`` at evaluation ``steps`` (both shape ``(evals,)``): ``n``, or the steps before the first
+    evaluation (after step 0) whose loss exceeds :data:`RISE` times the smallest evaluation before it.
+
+    The training loss can miss such a jump: at Fig. 11's learning rate 1.0 at d=32 one step can send the
+    smoothed training loss to exactly 0 while the weights run away, and the validation loss goes from 12
+    to 1e11 by the next evaluation. From there rounding is amplified as after a jump of the training loss,
+    and the jump happened somewhere between the two evaluations, so the jumping one is not compared."""
+    steps, losses = np.asarray(steps), np.asarray(losses, dtype=np.float64)
+    if steps.shape != losses.shape or steps.ndim != 1:
+        raise ValueError(f"steps and losses must be of one shape (evals,), got {steps.shape} and {losses.shape}")
+    for i in range(1, len(losses)):
+        if steps[i] > n:
+            break
+        if np.isfinite(losses[i]) and losses[i] > RISE * np.min(losses[:i]):
+            return min(n, int(steps[i]) - 1)
+    return n
 
 
 def _compare(stored: Run, new: Run, steps: int, tolerance: tuple[float, float]) -> Check:
     n = min(steps, len(stored.train_losses), len(new.train_losses))
     n = stable_steps(stored.train_losses[:n])
+    n = stable_until(stored.history["step"], stored.history["val_rel_loss"], n)
     train = relative_difference(new.train_losses[:n], stored.train_losses[:n])
     s_steps, n_steps = np.asarray(stored.history["step"]), np.asarray(new.history["step"])
     rows = [i for i, s in enumerate(s_steps) if 0 < s <= n and i < len(n_steps) and n_steps[i] == s]

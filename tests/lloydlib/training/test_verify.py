@@ -47,3 +47,14 @@ def test_a_run_retrains_to_itself_and_a_changed_one_is_caught(stored):
         verify.retrain(stored, 5, tolerance=1e-3)
     with pytest.raises(ValueError, match="steps"):
         verify.retrain(stored, 0, tolerance=(1e-5, 1e-2))
+
+
+def test_a_validation_loss_that_jumps_ends_the_comparison_before_its_evaluation():
+    steps = [0, 50, 100, 150]
+    assert verify.stable_until(steps, [12.0, 9.0, 8.0, 7.5], 300) == 300
+    assert verify.stable_until(steps, [12.0, 1.3e11, 1e12, 2e12], 300) == 49  # Fig. 11, lr=1, d=32
+    assert verify.stable_until(steps, [12.0, 9.0, 95.0, 1e3], 300) == 99  # above RISE x the smallest before
+    assert verify.stable_until(steps, [12.0, 9.0, 95.0, 1e3], 80) == 80  # the jump lies past the compared steps
+    assert verify.stable_until(steps, [12.0, np.nan, 8.0, 7.5], 300) == 300
+    with pytest.raises(ValueError, match="one shape"):
+        verify.stable_until(steps, [1.0, 2.0], 300)
