@@ -16,7 +16,9 @@ V (d_out, d_emb) acting on column tokens (row tokens use ``Z @ Q.T``, see :mod:`
 :func:`blocked_attention` is the dot-product softmax attention the fast model
 (:class:`lloydlib.model.LearnableTransformer`) reduces Eq. 3 to, for long prompts on the CPU: a few tasks
 at a time, so no more than a block of scores exists at once, and a backward pass that forms only the
-gradients asked for.
+gradients asked for; :func:`cpu_attention` runs the same function through the fused kernel of
+:mod:`lloydlib.fused_attention` where it can (float32 on a CPU with a C compiler), else through
+:func:`blocked_attention`.
 """
 
 from __future__ import annotations
@@ -25,10 +27,11 @@ import math
 
 import torch
 
+from . import fused_attention as fused
 from ._validate import check_choice, check_int, check_positive, check_tensor, check_tokens
 from .distances import sqdist
 
-__all__ = ["WEIGHTINGS", "attention_weights", "blocked_attention", "distance_attention"]
+__all__ = ["WEIGHTINGS", "attention_weights", "blocked_attention", "cpu_attention", "distance_attention"]
 
 WEIGHTINGS = ("softmax", "sparsemax")
 
@@ -150,6 +153,18 @@ class _BlockedAttention(torch.autograd.Function):
         return dq, dk, dv, None, None
 
 
+def _check_qkv_batches(q, k, v):
+    """Shapes and dtypes only: a diverging run's non-finite keys must reach the loss, which reports them."""
+    q, k, v = (check_tensor(name, t, 3, allow_nonfinite=True) for name, t in (("q", q), ("k", k), ("v", v)))
+    if k.shape[0] != q.shape[0] or k.shape[2] != q.shape[2]:
+        raise ValueError(f"k must have shape (batch={q.shape[0]}, m', e={q.shape[2]}) like q, got {tuple(k.shape)}")
+    if v.shape[:2] != k.shape[:2]:
+        raise ValueError(f"v must have shape (batch, m'={k.shape[1]}, f) like k, got {tuple(v.shape)}")
+    if not q.dtype == k.dtype == v.dtype:
+        raise TypeError(f"q, k and v must have one dtype, got {q.dtype}, {k.dtype} and {v.dtype}")
+    return q, k, v
+
+
 @torch.compiler.disable  # under torch.compile it runs as written, block by block (a graph break)
 def blocked_attention(
     q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, scale: float, *, block_entries: int = BLOCK_ENTRIES
@@ -165,14 +180,19 @@ def blocked_attention(
     recomputes the weights) instead of the fused kernel's five. Under ``torch.compile`` it runs as
     written (a graph break).
     """
-    # shapes and dtypes only: a diverging run's non-finite keys must reach the loss, which reports them
-    q, k, v = (check_tensor(name, t, 3, allow_nonfinite=True) for name, t in (("q", q), ("k", k), ("v", v)))
-    if k.shape[0] != q.shape[0] or k.shape[2] != q.shape[2]:
-        raise ValueError(f"k must have shape (batch={q.shape[0]}, m', e={q.shape[2]}) like q, got {tuple(k.shape)}")
-    if v.shape[:2] != k.shape[:2]:
-        raise ValueError(f"v must have shape (batch, m'={k.shape[1]}, f) like k, got {tuple(v.shape)}")
-    if not q.dtype == k.dtype == v.dtype:
-        raise TypeError(f"q, k and v must have one dtype, got {q.dtype}, {k.dtype} and {v.dtype}")
+    q, k, v = _check_qkv_batches(q, k, v)
     block_entries = check_int("block_entries", block_entries, 1)
     step = max(1, block_entries // max(1, q.shape[1] * k.shape[1]))
     return _BlockedAttention.apply(q.contiguous(), k.contiguous(), v.contiguous(), float(scale), step)
+
+
+def cpu_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, scale: float) -> torch.Tensor:
+    """softmax(scale * q k^T) v for q (batch, m, e), k (batch, m', e), v (batch, m', f) -> (batch, m, f) on a
+    CPU: :func:`lloydlib.fused_attention.fused_attention` (one pass, no stored scores) for float32 tensors
+    no wider than its :data:`~lloydlib.fused_attention.MAX_WIDTH` where its kernel builds, else
+    :func:`blocked_attention`. Both compute the same function up to rounding (about 1e-6 relative)."""
+    q, k, v = _check_qkv_batches(q, k, v)
+    narrow = max(q.shape[2], v.shape[2]) <= fused.MAX_WIDTH
+    if q.dtype == torch.float32 and q.device.type == "cpu" and narrow and fused.available():
+        return fused.fused_attention(q, k, v, float(scale))
+    return blocked_attention(q, k, v, scale)

@@ -17,7 +17,8 @@ The layer (Eq. 4 with the distance attention of Eq. 3, scale gamma / sqrt(D)) is
 * head 2 (points attending to points): since its weights P sum to 1 over keys, P (X V^T + b) = (P X) V^T + b,
   so it averages the points themselves. Up to :data:`FUSED_LIMIT` score entries per layer (B n^2) its scores
   are explicit (faster for such narrow heads than a kernel built for wide ones); above, on a CPU
-  :func:`lloydlib.attention.blocked_attention` (whose backward forms only the keys' gradient) and elsewhere
+  :func:`lloydlib.attention.cpu_attention` (one fused pass that stores no scores, and whose backward forms
+  only the keys' gradient) and elsewhere
   PyTorch's fused ``scaled_dot_product_attention``, which never stores the n x n matrix. With sparsemax
   weights, or dropout in training, head 2 forms its scores explicitly;
 * only the first d output coordinates are needed, so heads 3 and 4 use only the first d rows of V_3, V_4.
@@ -32,14 +33,14 @@ import math
 import torch
 import torch.nn.functional as F
 
-from .attention import blocked_attention
+from .attention import cpu_attention
 
 __all__ = ["FUSED_LIMIT", "BLOCKED_ON_CPU", "fast_layer", "per_run", "point_keys", "sparsemax"]
 
 #: head 2 forms its (B, n, n) scores explicitly up to this many entries per layer; above, it runs
-#: :func:`lloydlib.attention.blocked_attention` on the CPU and the fused ``scaled_dot_product_attention`` elsewhere
+#: :func:`lloydlib.attention.cpu_attention` on the CPU and the fused ``scaled_dot_product_attention`` elsewhere
 FUSED_LIMIT = 1 << 20
-#: False sends the CPU to the fused kernel too (the tests compare both routes on the CPU)
+#: False sends the CPU to PyTorch's fused kernel too (the tests compare both routes on the CPU)
 BLOCKED_ON_CPU = True
 
 
@@ -123,8 +124,8 @@ def fast_layer(
     else:
         if B * n * n <= FUSED_LIMIT:
             PX = torch.softmax(scale * xt @ kt2.transpose(-1, -2), dim=-1) @ X
-        elif X.device.type == "cpu" and BLOCKED_ON_CPU:  # only the keys need a gradient: see blocked_attention
-            PX = blocked_attention(xt.flatten(0, 1), kt2.flatten(0, 1), X.flatten(0, 1), scale).view(S, B, n, d)
+        elif X.device.type == "cpu" and BLOCKED_ON_CPU:  # only the keys need a gradient: see cpu_attention
+            PX = cpu_attention(xt.flatten(0, 1), kt2.flatten(0, 1), X.flatten(0, 1), scale).view(S, B, n, d)
         else:
             PX = F.scaled_dot_product_attention(xt, kt2, xt, scale=scale)[..., :d]
         A2 = _lin(PX, V[:, 1, :, :d], b(bV, 1))

@@ -34,6 +34,7 @@ MODULES = (
     "lloyd.py",
     "embeddings.py",
     "attention.py",
+    "fused_attention.py",
     "fast_layer.py",
     "model.py",
     "losses.py",
