@@ -12,9 +12,11 @@ import torch
 
 from .._validate import check_int
 from ..embeddings import EMBEDDINGS
+from ..losses import REGULARIZERS
 from .oh_vs_bn import FIGURE1_DS, FIGURE1_KS, TABLE1_KS, grid
 from .reference import IMPLEMENTATIONS
 from .step import train_step
+from .step_grid import train_step_grid
 from .sweep import sweep
 from .timing import CLOCKS
 
@@ -37,18 +39,26 @@ def _parser() -> argparse.ArgumentParser:
 
     t = sub.add_parser("train-step", parents=[common], help="ms per training step: lloydlib vs the reference form")
     t.add_argument("--embedding", default="BN", choices=EMBEDDINGS)
-    for name, kind, default in (("n", int, 512), ("d", int, 32), ("k", int, 10), ("batch", int, 32)):
-        t.add_argument(f"--{name}", type=kind, default=default)
-    for name, default in (("tau", 0.1), ("dropout", 0.0), ("gamma", 1.0)):
-        t.add_argument(f"--{name}", type=float, default=default)
-    t.add_argument("--warmup", type=int, default=3)
-    t.add_argument("--reps", type=int, default=20)
-    t.add_argument(
-        "--compile",
-        action=argparse.BooleanOptionalAction,
-        default=True,
-        help="torch.compile lloydlib's forward and loss (default: on; --no-compile times the eager step)",
+    t.add_argument("--loss", default="NE", choices=REGULARIZERS)
+    tg = sub.add_parser(
+        "train-step-grid", parents=[common], help="train-step for embeddings x losses, in rounds, against the estimate"
     )
+    tg.add_argument("--embeddings", nargs="+", default=["OH", "BN", "NA"], choices=EMBEDDINGS)
+    tg.add_argument("--losses", nargs="+", default=["NE", "L2"], choices=REGULARIZERS)
+    tg.add_argument("--rounds", type=int, default=3, help="timings of every configuration, in alternating order")
+    for parser in (t, tg):
+        for name, kind, default in (("n", int, 512), ("d", int, 32), ("k", int, 10), ("batch", int, 32)):
+            parser.add_argument(f"--{name}", type=kind, default=default)
+        for name, default in (("tau", 0.1), ("dropout", 0.0), ("gamma", 1.0)):
+            parser.add_argument(f"--{name}", type=float, default=default)
+        parser.add_argument("--warmup", type=int, default=3)
+        parser.add_argument("--reps", type=int, default=20)
+        parser.add_argument(
+            "--compile",
+            action=argparse.BooleanOptionalAction,
+            default=True,
+            help="torch.compile lloydlib's forward and loss (default: on; --no-compile times the eager step)",
+        )
 
     w = sub.add_parser("sweep", parents=[common], help="runs per hour: many runs stacked vs one at a time")
     w.add_argument("--embedding", default="BN", choices=EMBEDDINGS)
@@ -108,6 +118,25 @@ def _print_grid(result: dict) -> None:
             a, b = oh["memory_bytes"] / 2**20, bn["memory_bytes"] / 2**20
             cells.append(f"{a:7.1f}/{b:<8.1f} {100 * (1 - b / a):5.1f}%")
         print(f"{row['d']:>4} {row['k']:>5} {oh['extra_dims']:>5}/{bn['extra_dims']:<4} " + " ".join(cells))
+
+
+def _print_train_step_grid(result: dict) -> None:
+    hw, r = result["hardware"], result["rates"]
+    print(
+        f"# {hw['cpu']}, {result['threads']} threads, torch {hw['torch']}; {result['rounds']} rounds; measured "
+        f"{r['flops_per_s'] / 1e9:.0f} GFLOP/s (matrix product), {r['bytes_per_s'] / 1e9:.1f} GB/s (copy)"
+    )
+    print(f"{'config':8} {'lloydlib ms':>20} {'reference ms':>14} {'speed-up':>18} {'estimate ms':>12} {'ratio':>6}")
+    for c in result["configs"]:
+        o, ref, sp = c["lloydlib_ms"], c["reference_ms"], c["speedup"]
+        print(
+            f"{c['embedding'] + ' ' + c['loss']:8} {o['median']:7.1f} [{o['min']:5.1f}, {o['max']:5.1f}] "
+            f"{ref['median']:14.1f} {sp['median']:6.2f}x [{sp['min']:.2f}, {sp['max']:.2f}] "
+            f"{c['estimate_ms']:12.1f} {c['over_estimate']:6.2f}"
+        )
+    load = result["load_average"]
+    if load["before"] is not None:
+        print(f"  load average {load['before']:.1f} before, {load['after']:.1f} after")
 
 
 def _print_train_step(result: dict) -> None:
@@ -183,9 +212,8 @@ def _run(args) -> dict:
             seed=args.seed,
             device=args.device,
         )
-    if args.command == "train-step":
-        return train_step(
-            embedding=args.embedding,
+    if args.command in ("train-step", "train-step-grid"):
+        step = dict(
             n=args.n,
             d=args.d,
             k=args.k,
@@ -199,6 +227,9 @@ def _run(args) -> dict:
             seed=args.seed,
             device=args.device,
         )
+        if args.command == "train-step":
+            return train_step(embedding=args.embedding, loss=args.loss, **step)
+        return train_step_grid(embeddings=args.embeddings, losses=args.losses, rounds=args.rounds, **step)
     progress = None if args.json else (lambda row: print(f"  d={row['d']} k={row['k']} done", file=sys.stderr))
     result = grid(
         args.d,
@@ -236,6 +267,8 @@ def main(argv: list[str] | None = None) -> int:
         print(json.dumps(result))
     elif args.command == "train-step":
         _print_train_step(result)
+    elif args.command == "train-step-grid":
+        _print_train_step_grid(result)
     elif args.command == "sweep":
         _print_sweep(result)
     else:

@@ -12,7 +12,7 @@ __all__ = ["BENCHMARKS", "recorded"]
 
 #: the values of a result's ``benchmark`` field ("grid" and "table1" are written as "oh-vs-bn" by
 #: :func:`~lloydlib.bench.grid` and renamed by the command line)
-BENCHMARKS = ("train-step", "table1", "grid", "oh-vs-bn", "sweep")
+BENCHMARKS = ("train-step", "train-step-grid", "table1", "grid", "oh-vs-bn", "sweep")
 
 
 def recorded(benchmark: str, *, root: str | os.PathLike, gpu_only: bool = False) -> list[dict]:

@@ -88,15 +88,16 @@ class ReferenceTransformer(nn.Module):
         return Cbar1[..., : self.d]
 
 
-def reference_loss(X: torch.Tensor, C: torch.Tensor, tau: float = 0.1) -> torch.Tensor:
-    """The NE smoothed k-means loss (Eq. 6 with the softmax, Eq. 26) the reference way: ``cdist`` squared,
-    batch mean of the per-task sum. X (batch, n, d), C (batch, k, d) -> a scalar."""
+def reference_loss(X: torch.Tensor, C: torch.Tensor, tau: float = 0.1, regularizer: str = "NE") -> torch.Tensor:
+    """The smoothed k-means loss (Eq. 6 with the softmax, Eq. 26, or with "L2" the sparsemax, Eq. 29) the
+    reference way: ``cdist`` squared, batch mean of the per-task sum. X (batch, n, d), C (batch, k, d) -> a
+    scalar."""
     r = torch.cdist(X, C) ** 2
-    return (torch.softmax(-r / tau, dim=-1) * r).sum(dim=(1, 2)).mean()
+    return (regularized_argmax(-r / tau, regularizer, dim=-1) * r).sum(dim=(1, 2)).mean()
 
 
-def lloydlib_loss(X: torch.Tensor, C: torch.Tensor, tau: float = 0.1) -> torch.Tensor:
-    """lloydlib's NE training loss, :func:`lloydlib.losses.training_loss` without its input checks.
+def lloydlib_loss(X: torch.Tensor, C: torch.Tensor, tau: float = 0.1, regularizer: str = "NE") -> torch.Tensor:
+    """lloydlib's training loss (``regularizer`` "NE" or "L2"), :func:`lloydlib.losses.training_loss` without its input checks.
 
     The same arithmetic (:func:`lloydlib.distances.sqdist` in its expanded form, then
     :func:`lloydlib.losses.regularized_argmax`),
@@ -104,7 +105,7 @@ def lloydlib_loss(X: torch.Tensor, C: torch.Tensor, tau: float = 0.1) -> torch.T
     "all entries finite" reads a tensor into Python and would cut the graph in pieces.
     """
     r = sqdist(X, C, expand=True)
-    return (regularized_argmax(-r / tau, "NE", dim=2) * r).sum(dim=(1, 2)).mean()
+    return (regularized_argmax(-r / tau, regularizer, dim=2) * r).sum(dim=(1, 2)).mean()
 
 
 def make_model(

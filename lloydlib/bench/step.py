@@ -17,6 +17,7 @@ import torch
 from .. import hardware
 from .._validate import check_choice, check_int, check_positive
 from ..embeddings import EMBEDDINGS
+from ..losses import REGULARIZERS
 from ..tasks import sample_tasks
 from . import timing
 from .reference import lloydlib_loss, make_model, reference_loss
@@ -74,6 +75,7 @@ def train_step(
     k: int = 10,
     batch: int = 32,
     tau: float = 0.1,
+    loss: str = "NE",
     dropout: float = 0.0,
     gamma: float = 1.0,
     lr: float = 0.01,
@@ -83,7 +85,8 @@ def train_step(
     seed: int = 0,
     device=None,
 ) -> dict:
-    """ms per full training step (zero_grad, forward, NE loss, backward, Adam) for lloydlib and the reference.
+    """ms per full training step (zero_grad, forward, loss of Eq. 6 with regulariser ``loss``, backward, Adam)
+    for lloydlib and the reference.
 
     lloydlib's step is :class:`~lloydlib.model.LearnableTransformer` (``fast=True``) with
     :func:`~lloydlib.bench.lloydlib_loss`; with ``compile`` (the default: the fastest choice we measured
@@ -99,6 +102,7 @@ def train_step(
     the configuration and the hardware.
     """
     check_choice("embedding", embedding, EMBEDDINGS)
+    check_choice("loss", loss, REGULARIZERS)
     n, d, k, batch = check_int("n", n, 1), check_int("d", d, 1), check_int("k", k, 2), check_int("batch", batch, 1)
     warmup, reps = check_int("warmup", warmup, 0), check_int("reps", reps, 1)
     tau, lr = check_positive("tau", tau), check_positive("lr", lr)
@@ -109,9 +113,9 @@ def train_step(
     ref = make_model("reference", d, k, embedding, dropout=dropout, gamma=gamma, device=device).load_from(ours)
 
     def ours_loss():
-        return lloydlib_loss(X, ours(X, C), tau)
+        return lloydlib_loss(X, ours(X, C), tau, loss)
 
-    losses = {"lloydlib": ours_loss, "reference": lambda: reference_loss(X, ref(X, C), tau)}
+    losses = {"lloydlib": ours_loss, "reference": lambda: reference_loss(X, ref(X, C), tau, loss)}
     ours.eval(), ref.eval()  # no dropout for the agreement check
     with torch.no_grad():
         a, b = float(losses["lloydlib"]()), float(losses["reference"]())
@@ -131,12 +135,12 @@ def train_step(
     c_ours, c_ref = summarize(cpu_times["lloydlib"]), summarize(cpu_times["reference"])
     compiled_ok = compile and compile_error is None
     config = {"embedding": embedding, "n": n, "d": d, "k": k, "batch": batch, "d_emb": ours.d_emb, "tau": tau}
-    config |= {"loss": "NE", "dropout": dropout, "gamma": gamma, "lr": lr, "optimizer": "Adam", "warmup": warmup}
+    config |= {"loss": loss, "dropout": dropout, "gamma": gamma, "lr": lr, "optimizer": "Adam", "warmup": warmup}
     config |= {"reps": reps, "seed": seed, "dtype": "float32"}
     config["lloydlib_form"] = "LearnableTransformer(fast=True) + lloydlib.losses.training_loss" + (
         ", forward and loss in torch.compile" if compiled_ok else ", eager"
     )
-    config["reference_form"] = "nn.Linear projections, cdist**2, softmax, NE loss with cdist**2, eager"
+    config["reference_form"] = f"nn.Linear projections, cdist**2, softmax, {loss} loss with cdist**2, eager"
     return {
         "benchmark": "train-step",
         "lloydlib_ms_per_step": s_ours["median_ms"],

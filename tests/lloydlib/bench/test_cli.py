@@ -37,3 +37,14 @@ def test_cli_bad_input(capsys):
     assert "k must be >= 2" in capsys.readouterr().err
     with pytest.raises(SystemExit):
         bench.main(["train-step", "--embedding", "XX"])
+
+
+def test_cli_train_step_grid(capsys, tmp_path):
+    path = tmp_path / "grid.json"
+    argv = ["train-step-grid", "--n", "16", "--d", "2", "--k", "3", "--batch", "2", "--warmup", "0", "--reps", "1"]
+    argv += ["--embeddings", "BN", "--losses", "NE", "L2", "--rounds", "1", "--no-compile", "--threads", "1"]
+    assert bench.main(argv + ["--out", str(path)]) == 0
+    assert "estimate ms" in capsys.readouterr().out
+    out = json.loads(path.read_text())
+    assert out["benchmark"] == "train-step-grid" and len(out["configs"]) == 2
+    assert bench.recorded("train-step-grid", root=tmp_path)[0]["file"] == "grid.json"
