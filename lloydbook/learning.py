@@ -88,7 +88,7 @@ __all__ = [
 
 # ----------------------------------------------------------------------------------------- training
 def find_runs(configs, root) -> list:
-    """The runs of ``configs`` that the cache root ``root`` holds (e.g. a ``results/gpu/<machine>`` folder),
+    """The runs of ``configs`` that the cache root ``root`` holds (e.g. a ``results/recorded/<machine>`` folder),
     in the order of ``configs``; configs it does not hold are skipped."""
     return [r for r in (training.lookup(c, [root]) for c in configs) if r is not None]
 
@@ -381,7 +381,7 @@ def paper_decides(name: str, fields=("n", "d", "k"), **where) -> str:
     :func:`lloydbook.sweeps.paper_sweeps`, ``"Fig. 13"``, or a registry sweep trained at ``paper``, such as
     ``"families"``), restricted to the runs whose fields match ``where`` (a value or a list), as its setting
     (:func:`setting_of` with ``fields``) and the ``python -m lloydlib train`` command(s) that train it into
-    ``results/gpu/<machine>`` (:func:`lloydbook.sweeps.sweep_commands`), in backticks."""
+    ``results/recorded/<machine>`` (:func:`lloydbook.sweeps.sweep_commands`), in backticks."""
     from .paper_scale.report import GPU_CACHE
     from .sweeps import select, sweep_commands, sweep_configs
 
@@ -417,14 +417,15 @@ def decide_or_open(ch, name: str, *, statement, source, paper, expected, evidenc
 
 
 def gpu_status() -> str:
-    """What the checkout holds of GPU training runs, in words: the machine folders under ``results/gpu/``,
-    or that there are none (and whether the folder exists at all)."""
-    from .results import gpu_result_dirs, results_dir
+    """What the checkout holds of recorded training runs (trained on a GPU, or on a CPU over many sittings), in
+    words: the machine folders under ``results/recorded/``, or that there are none (and whether the folder
+    exists at all)."""
+    from .results import recorded_run_dirs, results_dir
 
-    dirs = gpu_result_dirs()
+    dirs = recorded_run_dirs()
     if dirs:
-        return f"results/gpu/ holds the runs of {len(dirs)} machine(s): {', '.join(d.name for d in dirs)}"
+        return f"results/recorded/ holds the runs of {len(dirs)} machine(s): {', '.join(d.name for d in dirs)}"
     root = results_dir()
-    if root is None or not (root / "gpu").exists():
-        return "no GPU runs are committed: this checkout has no results/gpu/ folder"
-    return "no GPU runs are committed: results/gpu/ holds no machine's runs"
+    if root is None or not (root / "recorded").exists():
+        return "no recorded runs are committed: this checkout has no results/recorded/ folder"
+    return "no recorded runs are committed: results/recorded/ holds no machine's runs"

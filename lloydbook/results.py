@@ -2,8 +2,9 @@
 
 The library takes every directory as an argument; this module supplies the checkout's:
 
-- ``results/``: benchmark JSON files recorded with ``python -m lloydlib bench ... --out`` and GPU
-  training runs under ``results/gpu/<machine>/`` (see ``results/README.md``);
+- ``results/``: benchmark JSON files recorded with ``python -m lloydlib bench ... --out`` and recorded
+  training runs under ``results/recorded/<machine>/``: run stores that ``python -m lloydbook.record`` trained
+  on a GPU or a CPU, over as many sittings as it takes (see ``results/README.md``);
 - ``results/runs/``: the run store, every stored sweep's runs at ``default`` (:mod:`lloydbook.runs`;
   ``$LLOYD_STORE`` names another, e.g. the store of a copy of the repository on Colab);
 - ``.lloydlib-cache/``: the one training cache every chapter shares, unless ``$LLOYD_CACHE`` names another.
@@ -26,12 +27,15 @@ __all__ = [
     "cache_dir",
     "use_cache",
     "recorded",
-    "gpu_result_dirs",
+    "RECORDED",
+    "recorded_run_dirs",
 ]
 
 ROOT = Path(__file__).resolve().parents[1]
 #: the one command that rebuilds the run store (every store error quotes it)
 REBUILD = "make runs"
+#: the folder, relative to the checkout, of the recorded run stores: one ``<machine>`` folder per machine
+RECORDED = "results/recorded"
 
 
 def checkout() -> Path | None:
@@ -89,8 +93,13 @@ def recorded(benchmark: str, *, gpu_only: bool = False) -> list[dict]:
     return [] if root is None else bench.recorded(benchmark, root=root, gpu_only=gpu_only)
 
 
-def gpu_result_dirs() -> list[Path]:
-    """The GPU training-run folders under ``results/gpu/`` (see :func:`lloydlib.training.gpu_results`);
-    [] outside a checkout."""
+def recorded_run_dirs() -> list[Path]:
+    """The recorded training-run folders ``results/recorded/<machine>`` that hold finished runs (stores, or
+    cache roots), on whatever device they trained (:func:`lloydlib.training.gpu_results` lists them; its
+    name predates CPU recordings); [] outside a checkout."""
     root = results_dir()
-    return [] if root is None else training.gpu_results(root / "gpu")
+    return [] if root is None else training.gpu_results(root / "recorded")
+
+
+#: the old name of :func:`recorded_run_dirs` (from when only GPUs recorded runs), kept for callers not yet renamed
+gpu_result_dirs = recorded_run_dirs

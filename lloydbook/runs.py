@@ -108,10 +108,11 @@ def check() -> list[str]:
 
 def sample(seed: int) -> list:
     """The stored runs the verification re-trains at ``seed``: :data:`PER_SHAPE` of every shape of the
-    checkout's store, then one of every shape of each GPU store; a list of (run, steps, where)."""
+    checkout's store, then one of every shape of each recorded store (``results/recorded/<machine>``, trained
+    on a GPU or a CPU), for :data:`GPU_STEPS` steps; a list of (run, steps, where)."""
     store = results.store()
     picked = [(store.get(c), STEPS, "store") for c in verify.sample(store.configs(), seed, per_shape=PER_SHAPE)]
-    for root in results.gpu_result_dirs():
+    for root in results.recorded_run_dirs():
         runs = training.load_runs(root)
         by = {r.key: r for r in runs}
         picked += [(by[c.key()], GPU_STEPS, root.name) for c in verify.sample([r.config for r in runs], seed)]

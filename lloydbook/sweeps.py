@@ -2,15 +2,19 @@
 
 A :class:`Sweep` is a named grid of :class:`lloydlib.training.TrainConfig` at a scale's settings
 (:mod:`lloydbook.scales`): ``specs(params)`` gives ``[(base config, axes)]`` and the sweep is the union of
-``training.grid(base, **axes)``. The chapters ask for their runs by name (:func:`runs`, which reads the
-run store and the cache and trains only what is missing); the run store (``python -m lloydbook.runs``)
-holds every run of the ``stored`` sweeps at ``default`` (the ``ci`` configs are the same runs); the GPU
-plan (``scripts/gpu_learning_plan.py``) and the paper-scale verdicts read :func:`paper_sweeps`, the same
-sweeps at ``paper``. ``tests/lloydbook/test_sweeps.py`` checks that no chapter trains anything else.
+``training.grid(base, **axes)``, its entries in priority order (:func:`tiers`). The chapters ask for their
+runs by name (:func:`runs`, which reads the run store and the cache and trains only what is missing); the run
+store (``python -m lloydbook.runs``) holds every run of the ``stored`` sweeps at ``default`` (the ``ci``
+configs are the same runs); the GPU plan (``scripts/gpu_learning_plan.py``) and the paper-scale verdicts
+read :func:`paper_sweeps`, the same sweeps at ``paper``. ``tests/lloydbook/test_sweeps.py`` checks that no
+chapter trains anything else.
 
-Two sweeps are not stored, and train where they run: Fig. 17's single runs, whose point is their own
+Some sweeps are not stored, and train where they run: Fig. 17's single runs, whose point is their own
 step times (``stored=False``, ``stacked=False``), and the runs of the command-line demonstration, which
-the chapter trains with ``python -m lloydlib train``.
+the chapter trains with ``python -m lloydlib train``. A ``recorded`` sweep (``fig10a-paper``, Fig. 10a at the
+paper's own setting) is neither stored nor trained by a chapter: ``python -m lloydbook.record`` trains it,
+over many sittings, into a recorded store ``results/recorded/<machine>``, and the chapters read whichever of
+its runs are recorded, and learn which are missing, with :func:`recorded`.
 """
 
 from __future__ import annotations
@@ -33,6 +37,8 @@ __all__ = [
     "configs",
     "stored_configs",
     "runs",
+    "tiers",
+    "recorded",
     "paper_sweeps",
     "select",
     "paper_keys",
@@ -50,7 +56,9 @@ class Sweep:
     """A named grid of runs: ``specs(params)`` -> ``[(base TrainConfig, axes)]`` at the settings ``params``
     of the chapter key ``settings`` (:func:`lloydbook.book.params`). ``chapter`` is the notebook that trains
     it first, ``figure`` what it reproduces; ``stacked`` False trains every run alone; ``stored`` says
-    whether the run store holds it (else it trains where it runs)."""
+    whether the run store holds it (else it trains where it runs); ``recorded`` says that only
+    ``python -m lloydbook.record`` trains it, into ``results/recorded/<machine>`` (:func:`recorded` reads it,
+    :func:`runs` refuses it)."""
 
     name: str
     chapter: str
@@ -59,6 +67,7 @@ class Sweep:
     specs: Callable
     stacked: bool = True
     stored: bool = True
+    recorded: bool = False
 
 
 def _base(p) -> training.TrainConfig:
@@ -72,6 +81,14 @@ def _shape(p) -> training.TrainConfig:
 def _wall(p, ns) -> list:
     wall = _base(p).replace(tau=p["wall_tau"], loss="L2", clip=p["wall_clip"], steps=p["wall_steps"])
     return [(wall.replace(d=d, k=k), dict(n=ns, embedding=["OH", "BN"], seed=p["seeds"])) for d, k in p["wall_cases"]]
+
+
+def _fig10a_paper(p) -> list:
+    """Fig. 10a at the paper's own setting, the same at every scale (``p["fig10a_paper"]``): one grid of
+    embeddings x losses at its base per tier, the tiers in priority order."""
+    q = p["fig10a_paper"]
+    base = training.TrainConfig(**q["base"])
+    return [(base, dict(tau=t["tau"], embedding=q["embeddings"], loss=q["losses"], seed=t["seed"])) for t in q["tiers"]]
 
 
 def _race(p) -> list:
@@ -93,6 +110,10 @@ _LIST = (
         lambda p: [(_base(p).replace(steps=p["tau_b_steps"]), dict(d=p["tau_b_ds"], tau=p["taus"],
                                                                    embedding=p["embeddings"], loss=p["losses"],
                                                                    seed=p["seeds"]))],
+    ),
+    Sweep(
+        "fig10a-paper", "04_learning", "learning", "Figs. 2a and 10a at the paper's own setting (n=512, 10,000 steps)",
+        _fig10a_paper, stored=False, recorded=True,
     ),
     Sweep(
         "fig17", "04_learning", "learning", "Fig. 17: wall-clock training, one run at a time",
@@ -172,6 +193,20 @@ def configs(name: str, scale: str | None = None, **where) -> list:
     return select(list(dict.fromkeys(out)), **where)
 
 
+def tiers(name: str, scale: str | None = None, **where) -> list[list]:
+    """The configs of the sweep ``name`` at ``scale`` in priority order: one list per entry of its specs, in
+    grid order, without the configs an earlier entry holds; with ``where``, only those matching (see
+    :func:`select`); empty lists left out. :func:`configs` is their concatenation."""
+    seen, out = set(), []
+    for base, axes in specs(name, scale):
+        tier = [c for c in dict.fromkeys(training.grid(base, **axes)) if c not in seen]
+        seen.update(tier)
+        tier = select(tier, **where)
+        if tier:
+            out.append(tier)
+    return out
+
+
 def stored_configs(scale: str = "default") -> dict[str, list]:
     """Sweep name -> its configs at ``scale``, for the sweeps the run store holds, each run listed under
     every sweep that holds it."""
@@ -180,19 +215,26 @@ def stored_configs(scale: str = "default") -> dict[str, list]:
 
 def runs(name: str, *, scale: str | None = None, progress: bool = False, **where) -> list:
     """The runs of the sweep ``name`` (at ``scale``; with ``where``, those matching), in grid order: read from
-    the checkout's run store or a store recorded on a GPU (``results/gpu/<machine>``), else from the training
+    the checkout's run store or a recorded store (``results/recorded/<machine>``), else from the training
     cache, else trained now (in the settings' ``workers``
-    processes, stacked unless the sweep is not). Prints where they came from."""
+    processes, stacked unless the sweep is not). Prints where they came from. A ``recorded`` sweep is never
+    trained here: a ValueError says to read it with :func:`recorded`."""
     sweep = get(name)
+    if sweep.recorded:
+        raise ValueError(
+            f"name {name!r} is a recorded sweep, which no chapter trains: read its recorded runs (and the configs "
+            f"still missing) with sweeps.recorded({name!r}); python -m lloydbook.record {name} --budget SECONDS "
+            f"--out results/recorded/<machine> trains it"
+        )
     cfgs = configs(name, scale, **where)
     if not cfgs:
         raise ValueError(f"where={where} selects no run of the sweep {name!r}")
     p = book.params(sweep.settings, scale)
     store = results.store()
     cache = results.use_cache()
-    # runs recorded on GPUs (results/gpu/<machine>, stores of the same format) serve their configs too: at the
-    # paper scale they are what decides the chapters' claims at the paper's setting
-    gpu = [d for d in results.gpu_result_dirs() if training.store.is_store(d)]
+    # runs recorded on other machines (results/recorded/<machine>, stores of the same format) serve their configs
+    # too: at the paper scale they are what decides the chapters' claims at the paper's setting
+    gpu = [d for d in results.recorded_run_dirs() if training.store.is_store(d)]
     in_store = 0 if store is None else sum(c in store for c in cfgs)
     in_cache = sum(c not in (store or ()) and training.cache.has(c, [cache]) for c in cfgs)  # read once, below
     t0 = time.time()
@@ -212,6 +254,20 @@ def runs(name: str, *, scale: str | None = None, progress: bool = False, **where
     return out
 
 
+def recorded(name: str, *, scale: str | None = None, **where) -> tuple[list, list]:
+    """``(runs, missing)``: the runs of the sweep ``name`` (at ``scale``; with ``where``, those matching) that
+    a recorded store under ``results/recorded/`` holds (the first machine folder, in name order, that holds a
+    config serves it), in the sweep's priority order, and the configs that none holds, in the same order.
+    Trains nothing. A recorded store trained by other code raises
+    :class:`lloydlib.training.StaleStoreError`, a damaged one :class:`lloydlib.training.StoreError`."""
+    cfgs = configs(name, scale, **where)
+    if not cfgs:
+        raise ValueError(f"where={where} selects no run of the sweep {name!r}")
+    dirs = results.recorded_run_dirs()
+    found = [(c, training.lookup(c, dirs) if dirs else None) for c in cfgs]
+    return [r for _, r in found if r is not None], [c for c, r in found if r is None]
+
+
 #: the paper-scale sweeps in the order a GPU should train them: (label, registry sweep, fields it selects)
 _PAPER = (
     ("Fig. 10a", "fig10", {"d": 4}),
@@ -229,7 +285,7 @@ def paper_sweeps(p=None) -> list[tuple[str, list, bool]]:
     "paper")``), in the order a GPU should train them: ``(label, [(base config, axes)], unstacked)`` for
     Figs. 10a, 10b, 14, 11, 13, 15 and 17 (whose GPU sweep spans the paper's :data:`WALL_NS`; it times
     single runs, so it trains unstacked). Chapter 06's models (the sweep ``fig6``) train with
-    ``python -m lloydbook.gpu_record fig6 --budget S --out results/gpu/<machine>``."""
+    ``python -m lloydbook.record fig6 --budget S --out results/recorded/<machine>``."""
     p = book.params("learning", "paper") if p is None else p
     out = []
     for label, name, where in _PAPER:

@@ -1,13 +1,13 @@
 """Plan the paper-scale training of the learning chapters on a GPU (it trains nothing).
 
 The chapters "Learning one Lloyd step" (book/04_learning.ipynb) and "Shapes" (book/05_shapes.ipynb) read
-paper-scale runs from a cache root ``results/gpu/<machine>/`` trained on a GPU and committed. Their settings
-are ``SCALES["learning"]["paper"]`` (lloydbook/scales.py). This script lists those sweeps in priority order
+paper-scale runs from a recorded store or cache root ``results/recorded/<machine>/`` trained on a GPU and
+committed. Their settings are ``SCALES["learning"]["paper"]`` (lloydbook/scales.py). This script lists those sweeps in priority order
 (Fig. 10a, 10b, 14, 11, 13, 15, 17), counts each run once (in the first part that has it), reports the runs
 already finished under ``--results DIR/<machine>``, and prints each part's ``python -m lloydlib train``
 command, its stacks (``lloydlib.training.sweep.plan``) and an estimated GPU time:
 
-    python scripts/gpu_learning_plan.py --dry-run [--machine h200] [--budget-minutes 60] [--results results/gpu]
+    python scripts/gpu_learning_plan.py --dry-run [--machine h200] [--budget-minutes 60] [--results results/recorded]
 
 Time model: a stack of S runs of n points costs ``steps * t_step(n) * max(1, S / 64)`` seconds, with
 ``t_step(n) = 0.0094 * (n / 512) ** 2`` s per step above n=512 and 0.0094 s at or below (9.4 ms: the measured
@@ -64,7 +64,9 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--dry-run", action="store_true", help="print the plan (required: this script only plans)")
     p.add_argument("--machine", default="h200", help="machine name: the runs go to RESULTS/MACHINE (default h200)")
     p.add_argument("--budget-minutes", type=_minutes, default=None, help="GPU minutes: mark the parts that fit")
-    p.add_argument("--results", default="results/gpu", help="folder of the machines' cache roots (default results/gpu)")
+    p.add_argument(
+        "--results", default="results/recorded", help="folder of the machines' stores (default results/recorded)"
+    )
     return p
 
 

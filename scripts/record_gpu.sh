@@ -8,8 +8,8 @@
 # 2. as much of the paper-scale tau sweep of "Learning one Lloyd step" (d=4, tau 1 and 0.1, OH/BN/NA,
 #    NE/L2, seeds 0-2, n=512, 10,000 steps) as fits in TRAIN_SECONDS (default 240), in one process with one
 #    CPU thread (about 95 s a run on an H200; processes sharing the GPU only slow each other down); the
-#    finished runs are packed as OUTDIR/gpu_runs.tar.gz, a cache root to unpack under results/gpu/<machine>/
-#    (the chapters find it with lloydbook.results.gpu_result_dirs()). Training writes into a temporary
+#    finished runs are packed as OUTDIR/gpu_runs.tar.gz, a cache root to unpack under results/recorded/<machine>/
+#    (the chapters find it with lloydbook.results.recorded_run_dirs()). Training writes into a temporary
 #    cache root given with --cache-dir, never into $LLOYD_CACHE or ~/.cache/lloydlib.
 # Each JSON file and each run names the hardware it ran on. Commit the outputs under results/.
 set -uo pipefail

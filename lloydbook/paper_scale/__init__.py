@@ -1,4 +1,5 @@
-"""Paper-scale verdicts on runs trained on a GPU and committed under ``results/gpu/<machine>/``.
+"""Paper-scale verdicts on recorded runs committed under ``results/recorded/<machine>/`` (trained on a GPU, or
+on a CPU over many sittings, by ``python -m lloydbook.record``).
 
 The learning chapters decide their claims on this build's runs. When a GPU has recorded a complete
 paper-scale sweep of a figure (every setting with all its seeds), the same statements are decided again on

@@ -24,8 +24,8 @@ from .sweeps import FIELDS, judge_line, wall_panels
 
 __all__ = ["GPU_CACHE", "gpu_commands", "gpu_section"]
 
-#: where a GPU machine's runs go, to be committed (``<machine>`` names the machine)
-GPU_CACHE = "results/gpu/<machine>"
+#: where a machine's runs go, to be committed (``<machine>`` names the machine: see :mod:`lloydbook.record`)
+GPU_CACHE = "results/recorded/<machine>"
 
 
 def _sweeps(p, names) -> dict:
@@ -65,8 +65,8 @@ def _fig10_figure(found, p, machine: str) -> None:
 def gpu_section(names, p, ours: dict | None = None, *, dirs=None) -> Table:
     """What every GPU machine recorded of the paper-scale sweeps ``names``, at the paper's settings ``p``.
 
-    For every machine folder of ``dirs`` (default :func:`lloydbook.results.gpu_result_dirs`, the folders
-    under ``results/gpu/``) and every sweep of ``names`` it holds runs of: shows the recorded runs beside
+    For every machine folder of ``dirs`` (default :func:`lloydbook.results.recorded_run_dirs`, the folders
+    under ``results/recorded/``) and every sweep of ``names`` it holds runs of: shows the recorded runs beside
     this build's (a :func:`lloydbook.learning.comparison_table`, for the sweeps in ``ours``, which maps a
     sweep's label to this build's runs of it, matched on the sweep's fields :data:`.sweeps.FIELDS`), draws
     Figure 10 or 17 from them, and judges the sweep (:func:`.sweeps.judge_line`: a complete sweep records
@@ -76,7 +76,7 @@ def gpu_section(names, p, ours: dict | None = None, *, dirs=None) -> Table:
     a single row saying so when no GPU results are committed.
     """
     sweeps, ours = _sweeps(p, names), ours or {}
-    dirs = results.gpu_result_dirs() if dirs is None else [Path(d) for d in dirs]
+    dirs = results.recorded_run_dirs() if dirs is None else [Path(d) for d in dirs]
     rows = []
     for root in dirs:
         for name, (specs, _) in sweeps.items():
@@ -102,5 +102,7 @@ def gpu_section(names, p, ours: dict | None = None, *, dirs=None) -> Table:
             line = judge_line(name, found, p, root.name)
             rows.append((root.name, hardware, name, line.split(": ", 1)[1]))
     if not dirs:
-        rows.append(("none", "-", ", ".join(names), "no GPU results are committed (nothing under results/gpu/)"))
+        rows.append(
+            ("none", "-", ", ".join(names), "no recorded results are committed (nothing under results/recorded/)")
+        )
     return Table(("machine", "hardware", "sweep", "recorded runs"), rows)

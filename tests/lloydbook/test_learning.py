@@ -287,6 +287,6 @@ def test_gpu_status_says_whether_the_folder_exists(monkeypatch, tmp_path):
     from lloydbook import results
 
     monkeypatch.setattr(results, "results_dir", lambda: tmp_path)
-    assert "no results/gpu/ folder" in learning.gpu_status()
-    (tmp_path / "gpu").mkdir()
+    assert "no results/recorded/ folder" in learning.gpu_status()
+    (tmp_path / "recorded").mkdir()
     assert "holds no machine's runs" in learning.gpu_status()

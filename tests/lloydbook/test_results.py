@@ -52,11 +52,11 @@ def test_use_cache_points_the_library_at_it(no_cache_env):
 def test_outside_a_checkout_nothing_is_recorded(elsewhere, no_cache_env, tmp_path):
     assert results.results_dir() is None
     assert results.recorded("table1") == [] and results.recorded("grid", gpu_only=True) == []
-    assert results.gpu_result_dirs() == []
+    assert results.recorded_run_dirs() == []
     assert results.cache_dir() == tmp_path / "home" / ".cache" / "lloydlib"
 
 
-def test_recorded_and_gpu_result_dirs_read_the_checkouts_results(monkeypatch, tmp_path):
+def test_recorded_and_recorded_run_dirs_read_the_checkouts_results(monkeypatch, tmp_path):
     fake = tmp_path / "checkout"
     (fake / "lloydlib").mkdir(parents=True)
     (fake / "_toc.yml").write_text("")
@@ -65,11 +65,13 @@ def test_recorded_and_gpu_result_dirs_read_the_checkouts_results(monkeypatch, tm
     (fake / "results" / "step.json").write_text(json.dumps(blob))
     monkeypatch.setattr(results, "ROOT", fake)
     assert [r["file"] for r in results.recorded("train-step", gpu_only=True)] == ["step.json"]
-    assert results.gpu_result_dirs() == []
-    run_dir = fake / "results" / "gpu" / "h200" / "runs" / "0123456789abcdef"
+    assert results.recorded_run_dirs() == []
+    run_dir = fake / "results" / "recorded" / "h200" / "runs" / "0123456789abcdef"
     run_dir.mkdir(parents=True)
     torch.save({}, run_dir / "result.pt")
-    assert results.gpu_result_dirs() == [fake / "results" / "gpu" / "h200"]
+    (fake / "results" / "recorded" / "cpu-amd-epyc" / "checkpoints").mkdir(parents=True)  # no finished run yet
+    assert results.recorded_run_dirs() == [fake / "results" / "recorded" / "h200"]
+    assert results.gpu_result_dirs() == results.recorded_run_dirs()  # the old name
     shutil.rmtree(fake / "results")
     assert results.recorded("train-step") == []
 
@@ -84,4 +86,4 @@ def test_the_leanness_chapter_has_its_gpu_results():
     impls = {r["config"]["impl"] for r in results.recorded("table1", gpu_only=True)}
     assert impls == {"lloydlib", "reference"}
     assert results.recorded("grid", gpu_only=True) and results.recorded("train-step", gpu_only=True)
-    assert all(isinstance(p, Path) for p in results.gpu_result_dirs())
+    assert all(isinstance(p, Path) for p in results.recorded_run_dirs())

@@ -57,7 +57,7 @@ def test_gpu_section_says_when_no_gpu_results_are_committed():
     table = report.gpu_section(("Fig. 14", "Fig. 11"), PAPER, dirs=[])
     assert table.header == ["machine", "hardware", "sweep", "recorded runs"]
     assert table.rows == [
-        ["none", "-", "Fig. 14, Fig. 11", "no GPU results are committed (nothing under results/gpu/)"]
+        ["none", "-", "Fig. 14, Fig. 11", "no recorded results are committed (nothing under results/recorded/)"]
     ]
 
 
@@ -65,7 +65,7 @@ def test_gpu_section_judges_a_complete_sweep_and_shows_it_beside_ours(chapter, m
     claims.start("shapes")
     machine.extend(recorded("Fig. 13"))
     ours = [run(np.full(11, 0.9), s, config=c) for s, c in enumerate(sweep_configs(SWEEPS["Fig. 13"][0])[:3])]
-    table = report.gpu_section(("Fig. 13", "Fig. 15"), PAPER, {"Fig. 13": ours}, dirs=[Path("results/gpu/h200")])
+    table = report.gpu_section(("Fig. 13", "Fig. 15"), PAPER, {"Fig. 13": ours}, dirs=[Path("results/recorded/h200")])
     fig15 = sweep_configs(SWEEPS["Fig. 15"][0])
     shared = len(set(fig15) & set(sweep_configs(SWEEPS["Fig. 13"][0])))  # Fig. 15 at d=4, tau=0.1, k=6: n=512's
     assert shared == 60 and table.rows == [
