@@ -217,7 +217,7 @@ def _load_result(path: Path, config: TrainConfig | None = None) -> Run:
 
 
 def load_runs(root: str | os.PathLike) -> list[Run]:
-    """Every finished run stored under the cache root ``root`` (e.g. a committed ``results/gpu/<machine>``)."""
+    """Every finished run stored under the cache root ``root`` (e.g. a committed ``results/recorded/<machine>``)."""
     root = Path(root)
     if not root.is_dir():
         raise ValueError(f"root must be an existing directory holding runs/<key>/{RESULT}, got {str(root)!r}")
