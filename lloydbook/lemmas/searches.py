@@ -2,12 +2,17 @@
 
 The chapter keeps the prose, the claims and their checks; this module runs the repetitive searches (sweeps
 of :mod:`lloydlib.theory`'s sandwiches over a grid) and builds the rows of its tables. ``SW`` arguments are
-the search effort, ``dict(restarts=..., steps=..., random_pairs=...)``.
+the search effort, ``dict(restarts=..., steps=..., random_pairs=...)``. Every public function checks its own
+arguments with :mod:`lloydlib.checks` (a ``TypeError`` or ``ValueError`` naming the argument, what was expected
+and what came) where the library functions it calls would fail less clearly or not at all.
 """
 
 from __future__ import annotations
 
+import contextlib
 import math
+import numbers
+from collections.abc import Iterable
 
 import mpmath
 import numpy as np
@@ -15,6 +20,7 @@ import sympy as sp
 import torch
 
 from lloydlib import theory as T
+from lloydlib.checks import check_choice, check_int, check_positive, check_scalar
 from lloydlib.tasks import sample_tasks
 
 __all__ = [
@@ -28,10 +34,41 @@ ARROW = {1: "↑", -1: "↓", 0: "–"}
 TERMS = ["m", "m_p", "rho", "rho_p", "Gamma1", "Gamma2", "gamma", "d_emb"]
 TERM_NAMES = {"m": "m", "m_p": "m'", "rho": "ρ", "rho_p": "ρ'", "Gamma1": "Γ1", "Gamma2": "Γ2", "gamma": "γ",
               "d_emb": "d_emb"}  # fmt: skip
+_VARIES = ("m", "m_p", "d_emb", "gamma", "rho", "rho_p")  # the settings of T.AttentionSetting slack_curve can vary
+_PRINT_OPTIONS = ("precision", "threshold", "edgeitems", "linewidth", "sci_mode")  # torch's, all of them
+
+
+def _check_values(name: str, values, check_item, *, minimum: int = 1) -> list:
+    """``values`` as a list of at least ``minimum`` items, item i checked by ``check_item(f"{name}[{i}]", item)``
+    (which returns it converted); a TypeError for a string or a non-iterable, a ValueError for too few."""
+    if isinstance(values, (str, bytes)) or not isinstance(values, Iterable):
+        raise TypeError(f"{name} must be a sequence of values, got {type(values).__name__} {values!r}")
+    values = list(values)
+    if len(values) < minimum:
+        raise ValueError(f"{name} must hold at least {minimum} value(s), got {values!r}")
+    return [check_item(f"{name}[{i}]", v) for i, v in enumerate(values)]
+
+
+def _check_task(d, k, n) -> tuple[int, int, int]:
+    """(d, k, n) of a task the sandwiches draw: integers d >= 1, k >= 2 and n >= k (each task needs at least
+    k points; with fewer, or with k = 1, a head attends over one key and its observed ratio is 0)."""
+    d, k, n = check_int("d", d, 1), check_int("k", k, 2), check_int("n", n, 1)
+    if n < k:
+        raise ValueError(f"n must be >= k (each task needs at least k points), got n={n} and k={k}")
+    return d, k, n
+
+
+def _check_draw(points, seed) -> tuple[int, int]:
+    """(points, seed) of a random grid: at least one point, a seed >= 0 (numpy's generator's range)."""
+    return check_int("points", points, 1), check_int("seed", seed, 0)
 
 
 def log10(x) -> float:
-    """log10 of a float or of an mpmath number too large for a float."""
+    """log10 of a float or of an mpmath number too large for a float (-inf at 0, inf at inf)."""
+    if isinstance(x, bool) or not isinstance(x, (numbers.Real, mpmath.mpf)):
+        raise TypeError(f"x must be a real number (int, float or mpmath.mpf), got {type(x).__name__} {x!r}")
+    if not x >= 0:  # negative or NaN
+        raise ValueError(f"x must be a number >= 0, got {x!r}")
     return float(mpmath.log10(x))
 
 
@@ -95,7 +132,11 @@ def norm_bound_rows(d, k, n, SW):
 
 
 def table2_rows(derived, stored, columns):
-    """Rows of Table 2: one per term, an arrow per bound, with the stored arrow where they differ."""
+    """Rows of Table 2: one per term, an arrow per bound (a column of ``columns``, a key of ``derived``), with
+    the stored arrow where they differ."""
+    missing = [c for c in columns if c not in derived]
+    if missing:
+        raise ValueError(f"columns must be bounds of derived ({sorted(derived)}), got {missing} that are not")
     rows = []
     for t in TERMS:
         cells = []
@@ -111,8 +152,12 @@ def table2_rows(derived, stored, columns):
 def softmax_region_grid(m_max=512, deltas=None):
     """Lemma I.3's l1 constant on a dense grid, m = 2..m_max and ``deltas``: is the stated e^delta/m below
     the exact constant exactly when delta < delta*(m)? Returns (agree, points, failing points); points
-    within 1e-9 (relative) of the boundary are left out. ``deltas`` defaults to 801 values in [0, 8]."""
-    deltas = np.linspace(0.0, 8.0, 801) if deltas is None else deltas
+    within 1e-9 (relative) of the boundary are left out. ``deltas`` defaults to 801 values in [0, 8]; ``m_max``
+    is an integer >= 2, ``deltas`` a non-empty sequence of finite numbers >= 0."""
+    m_max = check_int("m_max", m_max, 2)
+    if deltas is None:
+        deltas = np.linspace(0.0, 8.0, 801)
+    deltas = _check_values("deltas", deltas, lambda name, v: check_scalar(name, v, min_val=0))
     ms = np.arange(2, m_max + 1, dtype=float)[:, None]
     dl = np.asarray(deltas, dtype=float)[None, :]
     fails = T.softmax_l1_sharp(dl + 0 * ms, ms + 0 * dl) > T.softmax_bound(dl + 0 * ms, ms + 0 * dl)
@@ -163,15 +208,24 @@ def _phi_settings(points: int, seed: int):
 
 def phi_factor_grid(points=400, seed=62):
     """phi_sum / phi (Theorem I.1's sum of twelve terms over its four-term maximum) at random settings,
-    drawn like :func:`eq170_grid`: (smallest, largest) over the points where phi is finite."""
-    ratios = [T.phi_sum(*args) / ph for args, ph in _phi_settings(points, seed)]
+    drawn like :func:`eq170_grid`: (smallest, largest) over the points where phi is finite (as a float).
+
+    Both are computed with mpmath, whose exponent does not overflow: where phi is near the largest float
+    (1.8e308), phi_sum (up to 12 phi) is not a float, and the float ratio would be inf."""
+    points, seed = _check_draw(points, seed)
+    settings = [args for args, _ in _phi_settings(points, seed)]
+    if not settings:
+        raise ValueError(f"points={points} random settings from seed={seed} hold none with a finite phi; draw more")
+    ratios = [float(T.phi_sum(*args, backend="mpmath") / T.phi(*args, backend="mpmath")) for args in settings]
     return min(ratios), max(ratios)
 
 
 def gamma_sweep(lemma, gammas, d_emb, SW, seed):
     """The sandwich of ``lemma`` at m = m' = 4, rho = rho' = 1, Gamma1 = Gamma2 = 1 for each gamma.
 
-    Prints observed / constant and returns the SandwichResults; raises on a counterexample."""
+    Prints observed / constant and returns the SandwichResults; raises on a counterexample. ``gammas`` is a
+    non-empty sequence of numbers > 0."""
+    gammas = _check_values("gammas", gammas, check_positive)
     out = []
     for gamma in gammas:
         S = T.AttentionSetting(m=4, m_p=4, d_emb=d_emb, gamma=gamma, rho=1.0, rho_p=1.0)
@@ -188,7 +242,10 @@ def gamma_sweep(lemma, gammas, d_emb, SW, seed):
 
 def slack_curve(lemma, vary, values, d_emb, SW, seed):
     """Largest observed ratio / constant of ``lemma`` as one setting ``vary`` takes ``values`` (the others at
-    m = m' = 4, rho = rho' = 1, gamma = 1); raises on a counterexample."""
+    m = m' = 4, rho = rho' = 1, gamma = 1); raises on a counterexample. ``vary`` is one of :data:`_VARIES`,
+    ``values`` a non-empty sequence (each value checked by ``T.AttentionSetting``)."""
+    check_choice("vary", vary, _VARIES)
+    values = _check_values("values", values, lambda name, v: v)
     out = []
     for v in values:
         kw = dict(m=4, m_p=4, d_emb=d_emb, gamma=1.0, rho=1.0, rho_p=1.0)
@@ -202,7 +259,9 @@ def slack_curve(lemma, vary, values, d_emb, SW, seed):
 
 def head_slack_rows(d, k, n, SW):
     """Lemmas I.6-I.8 at the quantities of Table 3 (gamma = 1, Gamma1 = Gamma2 = 1): (rows, slacks), the
-    slacks being log10(constant / largest observed ratio); raises on a counterexample."""
+    slacks being log10(constant / largest observed ratio); raises on a counterexample. Integers d >= 1,
+    k >= 2, n >= k."""
+    d, k, n = _check_task(d, k, n)
     rows, slacks = [], []
     for emb in ("OH", "BN"):
         d_E, D = T.dims(d, k, emb)
@@ -221,7 +280,9 @@ def head_slack_rows(d, k, n, SW):
 
 
 def h1_rows(ks=(2, 6, 10)):
-    """Prop. H.1 on random distance vectors at four scales plus a near tie: (rows, all hold, NE slacks)."""
+    """Prop. H.1 on random distance vectors at four scales plus a near tie: (rows, all hold, NE slacks), a row
+    per k of ``ks`` (a non-empty sequence of integers >= 2: at k = 1 both bounds and distances are 0)."""
+    ks = _check_values("ks", ks, lambda name, v: check_int(name, v, 2))
     g = torch.Generator().manual_seed(53)
     rows, ok, ne_loose = [], True, []
     for k_ in ks:
@@ -240,7 +301,9 @@ def h1_rows(ks=(2, 6, 10)):
 
 
 def eq170_grid(points=400, seed=60):
-    """At random points: (Eq. 170 form >= four-term max everywhere, max of the 12 terms = four-term max)."""
+    """At ``points`` (>= 1) random settings drawn from ``seed`` (>= 0) where phi is finite: (Eq. 170 form >=
+    four-term max everywhere, max of the 12 terms = four-term max)."""
+    points, seed = _check_draw(points, seed)
     eq170_ok = dominance_ok = True
     for (n_, k_, d_, dE, D_, g1, g2, ga), ph in _phi_settings(points, seed):
         eq170_ok &= T.phi_eq170(k_, dE, D_, g1, g2, ga) >= ph * (1 - 1e-12)
@@ -253,7 +316,9 @@ def theorem1_searches(d, k, n, gammas, SW):
     """Theorem I.1's sandwich at (Gamma1 = 1, each gamma) and (Gamma1 = 0.01, gamma = 1), and the explicit pair.
 
     Returns (thm1, ce): thm1[(emb, Gamma1, gamma)] = (SandwichResult, phi_sum, phi in Eq. 170 form),
-    ce[emb] = the explicit pair's ratio."""
+    ce[emb] = the explicit pair's ratio. Integers d >= 1, k >= 2, n >= k; ``gammas`` a sequence of numbers > 0."""
+    d, k, n = _check_task(d, k, n)
+    gammas = _check_values("gammas", gammas, check_positive, minimum=0)
     thm1, ce = {}, {}
     for emb in ("OH", "BN"):
         d_E, D = T.dims(d, k, emb)
@@ -270,21 +335,42 @@ def theorem1_rows(thm1):
              "VIOLATED" if r.violated else "holds"] for (emb, G1, ga), (r, ps, p170) in thm1.items()]  # fmt: skip
 
 
+@contextlib.contextmanager
+def _print_options(**options):
+    """Inside the block, torch prints with ``options`` (those of ``torch.set_printoptions``); after it, even
+    on an error, with every one of :data:`_PRINT_OPTIONS` as it was before."""
+    saved = {key: getattr(torch._tensor_str.PRINT_OPTS, key) for key in _PRINT_OPTIONS}
+    torch.set_printoptions(**options)
+    try:
+        yield
+    finally:
+        torch.set_printoptions(**saved)
+
+
 def print_pair(r) -> None:
-    """Print a layer pair (X, C and the norms of the twelve matrices and of their differences)."""
-    torch.set_printoptions(precision=3, sci_mode=False)
-    print("X =", r.pair["X"], "\nC =", r.pair["C"])
-    for kind in ("Q", "K", "V"):
-        W, W2 = r.pair[kind], r.pair[kind + "_prime"]
-        print(f"||{kind}_mu|| =", torch.linalg.matrix_norm(W, ord=2).numpy().round(4),
-              f" ||{kind}_mu - {kind}'_mu|| =", torch.linalg.matrix_norm(W - W2, ord=2).numpy().round(6))  # fmt: skip
+    """Print a layer pair (X, C and the norms of the twelve matrices and of their differences), ``r.pair`` of
+    a ``T.layer_sandwich`` result, at 3 digits without scientific notation; torch's print options are
+    restored after."""
+    keys = ("X", "C") + tuple(f"{m}{p}" for m in "QKV" for p in ("", "_prime"))
+    pair = getattr(r, "pair", None)
+    if not isinstance(pair, dict) or not all(key in pair for key in keys):
+        raise TypeError(f"r must be a layer sandwich's result whose .pair holds {list(keys)}, got {r!r}")
+    with _print_options(precision=3, sci_mode=False):
+        print("X =", pair["X"], "\nC =", pair["C"])
+        for kind in ("Q", "K", "V"):
+            W, W2 = pair[kind], pair[kind + "_prime"]
+            print(f"||{kind}_mu|| =", torch.linalg.matrix_norm(W, ord=2).numpy().round(4),
+                  f" ||{kind}_mu - {kind}'_mu|| =", torch.linalg.matrix_norm(W - W2, ord=2).numpy().round(6))  # fmt: skip
 
 
 def lipschitz_measurements(ds, k, n, tasks):
     """OH against BN at each d: measured local Lipschitz constants at random unit-norm weights, and the
     log10 BN/OH gaps of phi' and of Theorem 3.1's alpha (omega_tau = 1).
 
-    Returns (lip, bound_gap, alpha_gap): lip[(d, emb)] an array over the ``tasks`` tasks."""
+    Returns (lip, bound_gap, alpha_gap): lip[(d, emb)] an array over the ``tasks`` tasks. ``ds`` is a
+    non-empty sequence of integers >= 1, ``tasks`` an integer >= 1 (``k`` and ``n`` are checked by the tasks)."""
+    ds = _check_values("ds", ds, lambda name, v: check_int(name, v, 1))
+    tasks = check_int("tasks", tasks, 1)
     lip, bound_gap, alpha_gap = {}, [], []
     g = torch.Generator().manual_seed(80)
     for d in ds:

@@ -12,6 +12,8 @@ import torch
 from _support import assert_raises_naming
 
 from lloydbook import lemmas
+from lloydbook.book import Chapter
+from lloydbook.lemmas import searches
 from lloydlib import theory as T
 from lloydlib.theory.sandwich import SandwichResult
 
@@ -246,9 +248,39 @@ def test_phi_factor_grid_lies_within_one_and_twelve():
     assert first == same and lo <= first <= hi
 
 
+# A setting that the chapter's draw at book seed 3 holds (Chapter("lemmas", 3).seed("phi-factor"), the 209th
+# finite one): phi = 1.13e308 is a float, phi_sum = 2.16e308 is not (issue 36: "phi_sum/phi from 1.41 to inf")
+OVERFLOWING = (448, 5, 22.60735251144724, 27.06543787484464, 56.1512416995452, 1.9142522370228445,
+               1.6676455593024373, 1.6329052846254921)  # fmt: skip
+
+
+def high_precision_ratio(args, dps=60):
+    with mpmath.workdps(dps):
+        return float(T.phi_sum(*args, backend="mpmath") / T.phi(*args, backend="mpmath"))
+
+
+def test_phi_factor_grid_where_phi_sum_overflows_a_float(monkeypatch):
+    phi = T.phi(*OVERFLOWING)
+    assert math.isfinite(phi) and phi > 1e308 and T.phi_sum(*OVERFLOWING) == math.inf  # the float ratio: inf
+    want = high_precision_ratio(OVERFLOWING)
+    assert want == pytest.approx(1.9154541275359362, rel=1e-15)
+    monkeypatch.setattr(searches, "_phi_settings", lambda points, seed: iter([(OVERFLOWING, phi)]))
+    lo, hi = lemmas.phi_factor_grid(1, seed=0)
+    assert lo == hi == pytest.approx(want, rel=1e-13)
+
+
+def test_phi_factor_grid_at_the_draw_that_overflowed():
+    seed = Chapter("lemmas", 3).seed("phi-factor")  # the chapter's draw with book.setup's seed set to 3
+    settings = [args for args, _ in searches._phi_settings(400, seed)]
+    assert OVERFLOWING in settings
+    ratios = [high_precision_ratio(args, dps=30) for args in settings]
+    lo, hi = lemmas.phi_factor_grid(400, seed)
+    assert math.isfinite(hi) and 1 <= lo <= hi <= 12  # was (1.41, inf)
+    assert (lo, hi) == (pytest.approx(min(ratios), rel=1e-13), pytest.approx(max(ratios), rel=1e-13))
+
+
 def test_eq170_grid_and_what_it_detects(monkeypatch):
     assert lemmas.eq170_grid(30, seed=1) == (True, True)
-    assert lemmas.eq170_grid(0, seed=1) == (True, True)  # no points: nothing fails
     with monkeypatch.context() as mp:
         mp.setattr(T, "phi_eq170", lambda *a: 0.0)  # an Eq. 170 form below phi
         assert lemmas.eq170_grid(5, seed=1) == (False, True)
@@ -285,18 +317,13 @@ def test_theorem1_rows_by_hand():
 
 
 def test_print_pair_prints_the_spectral_norms(capsys):
-    opts = torch._tensor_str.PRINT_OPTS
-    before = (opts.precision, opts.sci_mode)
     eye = torch.eye(3, dtype=torch.float64).expand(4, 3, 3)
     bump = torch.zeros(4, 3, 3, dtype=torch.float64)
     bump[:, 0, 0] = 0.5
     pair = {"X": torch.zeros(1, 2), "C": torch.ones(1, 2)}
     for kind, scale in (("Q", 1.0), ("K", 2.0), ("V", 3.0)):
         pair[kind], pair[kind + "_prime"] = scale * eye, scale * eye + bump
-    try:
-        lemmas.print_pair(SimpleNamespace(pair=pair))
-    finally:
-        torch.set_printoptions(precision=before[0], sci_mode=before[1])  # print_pair sets them process-wide
+    lemmas.print_pair(SimpleNamespace(pair=pair))  # restores torch's print options (test_searches_checks.py)
     out = capsys.readouterr().out
     assert out.startswith("X =") and "\nC =" in out
     assert re.search(r"\|\|K_mu\|\| = \[2\. 2\. 2\. 2\.\]\s+\|\|K_mu - K'_mu\|\| = \[0\.5 0\.5 0\.5 0\.5\]", out)
