@@ -3,7 +3,8 @@
 The library never imports this package. It holds what only the chapters need:
 
 - :mod:`lloydbook.book`: start a chapter (settings at the active ``LLOYD_SCALE``, device, seeds);
-- :mod:`lloydbook.scales`: every chapter's settings for the three scales, one table;
+- :mod:`lloydbook.scales`: every chapter's settings for the three scales, one table, and ``params``, which
+  reads a chapter's, read-only at every depth;
 - :mod:`lloydbook.glue`: a Colab-safe ``glue``;
 - :mod:`lloydbook.claims`: the claims each chapter checks and the statements it leaves open, as rows of data
   (``registry``), their table (``render``), and the Sphinx extension that builds the Scorecard from them

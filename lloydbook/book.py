@@ -1,5 +1,6 @@
 """Starting a chapter: :func:`setup` returns a :class:`Chapter` that knows its key, its settings at the active
-scale and the paper's, glues under its prefix, derives seeds by name and records claims; ``glue`` re-exported.
+scale and the paper's, glues under its prefix, derives seeds by name and owns its claims (``ch.rows``);
+``glue`` and :mod:`lloydbook.scales`' ``params`` and ``scale`` re-exported.
 
 A chapter's key is its notebook's name without the number, ``_`` written ``-`` (``book/06_many_steps.ipynb``
 is ``many-steps``): the prefix of its glue names and claim ids (``tests/lloydbook/test_book.py`` checks it)::
@@ -12,22 +13,23 @@ is ``many-steps``): the prefix of its glue names and claim ids (``tests/lloydboo
 
 from __future__ import annotations
 
-import os
 import random
 
 import numpy as np
 import torch
 
+import lloydlib
 from lloydlib.checks import check_choice, check_int
 from lloydlib.training import derive_seed
 
-from . import claims, expectations, results
+from . import claims, expectations
 from .glue import glue
-from .scales import SCALES
+from .scales import SCALE_NAMES, Params, params, scale
+from .sweeps import at_paper
+from .tables import departures, setting_text, settings_table
 
-__all__ = ["SCALE_NAMES", "CHAPTERS", "Chapter", "scale", "params", "device", "seed", "glue", "setup"]
+__all__ = ["SCALE_NAMES", "CHAPTERS", "Chapter", "Params", "scale", "params", "device", "seed", "glue", "setup"]
 
-SCALE_NAMES = ("ci", "default", "paper")
 #: chapter key -> the key of its settings in :data:`lloydbook.scales.SCALES` (chapter 05 reads chapter 04's)
 CHAPTERS = {
     "lloyd": "lloyd",
@@ -41,38 +43,6 @@ CHAPTERS = {
     "lemmas": "lemmas",
     "attention-clustering": "quantization",
 }
-
-
-def scale() -> str:
-    """The active scale, from ``LLOYD_SCALE`` (default ``"default"``); unknown values raise."""
-    value = os.environ.get("LLOYD_SCALE", "default")
-    if value not in SCALE_NAMES:
-        raise ValueError(f"LLOYD_SCALE must be one of {list(SCALE_NAMES)}, got {value!r}")
-    return value
-
-
-class Params(dict):
-    """A chapter's settings: a read-only dict whose keys also read as attributes (``P.n``)."""
-
-    def __getattr__(self, name):
-        try:
-            return self[name]
-        except KeyError:
-            raise AttributeError(f"chapter settings have no {name!r}; they have {sorted(self)}") from None
-
-    def _readonly(self, *args, **kwargs):
-        raise TypeError("chapter settings are read-only; change them in lloydbook/scales.py")
-
-    __setitem__ = __delitem__ = update = pop = popitem = setdefault = clear = _readonly
-
-
-def params(chapter: str, scale_name: str | None = None) -> Params:
-    """That chapter's settings at the active scale (or ``scale_name``), with ``scale`` included."""
-    check_choice("chapter", chapter, SCALES)
-    s = scale() if scale_name is None else check_choice("scale_name", scale_name, SCALE_NAMES)
-    p = Params(SCALES[chapter][s])
-    dict.__setitem__(p, "scale", s)
-    return p
 
 
 def device() -> torch.device:
@@ -91,7 +61,8 @@ def seed(value: int = 0) -> int:
 
 class Chapter:
     """A running chapter: its ``key``, settings ``P`` (at the active scale) and ``paper`` (at the paper's),
-    and the glue, seeds and claims that carry its key. Made by :func:`setup`."""
+    its rows ``rows`` (a :class:`lloydbook.claims.Rows`: the claims and open rows it records), and the glue,
+    seeds and claims that carry its key. Made by :func:`setup`."""
 
     def __init__(self, key: str, seed_value: int = 0):
         if not isinstance(key, str):
@@ -100,6 +71,7 @@ class Chapter:
         self.seed_value = check_int("seed_value", seed_value, 0)
         self.P = params(CHAPTERS[key])
         self.paper = params(CHAPTERS[key], "paper")
+        self.rows = claims.Rows(self.key)
         self._expected: dict[str, str] = {}
 
     @property
@@ -139,20 +111,20 @@ class Chapter:
         return self.name(name)
 
     def record(self, name: str, **row):
-        """:func:`lloydbook.claims.record` of the claim ``<key>-<name>``; glues its verdict as ``v-<name>``
-        (for the prose). Returns the :class:`~lloydbook.claims.Claim`."""
+        """:meth:`lloydbook.claims.Rows.record` of the claim ``<key>-<name>`` into this chapter's rows; glues its
+        verdict as ``v-<name>`` (for the prose). Returns the :class:`~lloydbook.claims.Claim`."""
         if row.get("verdict") != "background":
             self._check_expected(name, row.get("verdict"), row.get("source", ""))
-        claim = claims.record(self.claim_id(name), **row)
+        claim = self.rows.record(self.claim_id(name), **row)
         self.glue(f"v-{name}", claim.verdict)
         return claim
 
     def decide(self, name: str, **row):
         """:func:`lloydbook.claims.evidence.decide` of the claim ``<key>-<name>`` (its verdict stated beforehand
-        as ``expected``, its ``evidence`` parts judged, its ``setting``); glues the verdict as ``v-<name>``.
-        Returns the evidence."""
+        as ``expected``, its ``evidence`` parts judged, its ``setting``) into this chapter's rows; glues the
+        verdict as ``v-<name>``. Returns the evidence."""
         self._check_expected(name, row.get("expected"), row.get("source", ""))
-        evidence = claims.evidence.decide(self.claim_id(name), **row)
+        evidence = claims.evidence.decide(self.claim_id(name), **row, into=self.rows)
         self.glue(f"v-{name}", row["expected"])
         return evidence
 
@@ -166,8 +138,6 @@ class Chapter:
         if (runs is None) == (paper_setting is None):
             raise ValueError(f"give exactly one of runs and paper_setting for claim {self.claim_id(name)!r}")
         if runs is not None:
-            from .sweeps import at_paper
-
             paper_setting = at_paper(runs)
         elif not isinstance(paper_setting, bool):
             raise TypeError(f"paper_setting must be a bool, got {paper_setting!r}")
@@ -203,40 +173,22 @@ class Chapter:
             )
 
     def open(self, name: str, **row):
-        """:func:`lloydbook.claims.open_row` ``<key>-<name>``: a paper statement this build does not decide,
-        with ``decides`` (the setting and command that would). Glues "open" as ``v-<name>``."""
-        open_row = claims.open_row(self.claim_id(name), **row)
+        """:meth:`lloydbook.claims.Rows.open_row` ``<key>-<name>`` in this chapter's rows: a paper statement this
+        build does not decide, with ``decides`` (the setting and command that would). Glues "open" as
+        ``v-<name>``."""
+        open_row = self.rows.open_row(self.claim_id(name), **row)
         self.glue(f"v-{name}", open_row.verdict)
         return open_row
 
     @staticmethod
     def setting(**fields) -> str:
-        """A claim's setting as text, fields in the order given: ``setting(n=32, d=[4, 16], k=6, steps=6000,
-        seeds=10)`` is ``"n=32, d in {4, 16}, k=6; 6,000 steps; 10 seeds"`` (``steps`` and ``seeds`` are
-        written last, as counts; a list is a set of values)."""
-
-        def value(v):
-            if isinstance(v, (list, tuple)):
-                return "{" + ", ".join(f"{x:g}" if isinstance(x, float) else str(x) for x in v) + "}"
-            return f"{v:g}" if isinstance(v, float) else str(v)
-
-        parts = [
-            f"{k} in {value(v)}" if isinstance(v, (list, tuple)) else f"{k}={value(v)}"
-            for k, v in fields.items()
-            if k not in ("steps", "seeds")
-        ]
-        text = ", ".join(parts)
-        if "steps" in fields:
-            text += f"; {fields['steps']:,} steps"
-        if "seeds" in fields:
-            text += f"; {fields['seeds']} seeds"
-        return text
+        """A claim's setting as text (:func:`lloydbook.tables.setting_text`): ``setting(n=32, d=[4, 16], k=6,
+        steps=6000, seeds=10)`` is ``"n=32, d in {4, 16}, k=6; 6,000 steps; 10 seeds"``."""
+        return setting_text(**fields)
 
     def settings(self, rows) -> object:
         """The settings table of rows ``(setting, paper, this build)``; glues ``ndepart`` (rows that depart
         from the paper), ``nrows`` and ``scale``. Returns the table (shown as a cell's last value)."""
-        from .learning import departures, settings_table
-
         rows = [tuple(r) for r in rows]
         bad = [i for i, r in enumerate(rows) if len(r) != 3]
         if bad:
@@ -245,8 +197,8 @@ class Chapter:
         return settings_table(rows)
 
     def table(self) -> None:
-        """The chapter's claims table (:func:`lloydbook.claims.table`): the last code cell."""
-        claims.table()
+        """The chapter's claims table (:func:`lloydbook.claims.table` of its rows): the last code cell."""
+        claims.table(self.rows)
 
     def __repr__(self) -> str:
         return f"Chapter({self.key!r}, scale={self.scale!r})"
@@ -255,15 +207,15 @@ class Chapter:
 def setup(chapter: str, seed_value: int = 0) -> Chapter:
     """Start a chapter: seed everything, print the scale and device, return its :class:`Chapter`.
 
-    It also starts the chapter's claim list (:func:`lloydbook.claims.start`), so the chapter's claim ids
-    carry its key and ``claims.table()`` glues under ``claims-<chapter>``.
+    Its rows become the active chapter's (:func:`lloydbook.claims.activate`), so what records a claim without
+    the chapter in hand (the GPU sections' verdicts, :mod:`lloydbook.paper_scale`, through
+    :func:`lloydbook.claims.record`) records it in ``ch.rows`` too, under the chapter's key.
     """
     ch = Chapter(chapter, seed_value)
     seed(seed_value)
-    results.use_cache()
-    claims.start(ch.key)
+    claims.activate(ch.rows)
     print(
-        f"lloydlib {__import__('lloydlib').__version__} | scale={ch.scale} (LLOYD_SCALE) | device={device()} "
+        f"lloydlib {lloydlib.__version__} | scale={ch.scale} (LLOYD_SCALE) | device={device()} "
         f"| torch {torch.__version__} | seed={seed_value}"
     )
     return ch

@@ -9,23 +9,27 @@ loss ``val_rel_loss`` is Eq. 20 of the paper: the k-means loss of the layer's ce
 Lloyd step from the same initial centers, so values below 1 beat one Lloyd step.
 
 A claim is decided on its seeds in the book's one evidence vocabulary, :mod:`lloydbook.claims.evidence`
-(re-exported here: ``lower``, ``below``, ``above``, ``within``, ``cheaper``, ``all_of``, ``decide``). The plots
-are in :mod:`lloydbook.figures`.
+(re-exported here for the chapters, which import it from this module: ``lower``, ``below``, ``above``,
+``within``, ``cheaper``, ``all_of``, ``decide``; library code imports it from there), as is
+:func:`lloydbook.tables.fmt_list`. The plots are in :mod:`lloydbook.figures`.
 """
 
 from __future__ import annotations
 
 import math
+import os
 import shlex
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import numpy as np
 import torch
 
 from lloydlib import bench, lloyd_step, training
 
+from . import results
 from .claims.evidence import (
     LEVEL,
     OUTCOMES,
@@ -40,7 +44,8 @@ from .claims.evidence import (
     verdict_of,
     within,
 )
-from .tables import Table
+from .sweeps import SWEEPS, paper_sweeps, select, specs, sweep_commands, sweep_configs
+from .tables import Table, fmt_list, setting_text
 
 __all__ = [
     "find_runs",
@@ -73,8 +78,6 @@ __all__ = [
     "evidence_table",
     "q3_table",
     "fmt_list",
-    "settings_table",
-    "departures",
     "find_group",
     "comparison_table",
     "setting_of",
@@ -93,23 +96,38 @@ def find_runs(configs, root) -> list:
     return [r for r in (training.lookup(c, [root]) for c in configs) if r is not None]
 
 
-def command_line_runs(cmd: str, configs) -> list:
-    """Run ``cmd``, a ``python -m lloydlib train ...`` line (as :func:`lloydlib.training.command` writes it),
-    with this interpreter, and return the runs of ``configs`` that it left in the training cache.
+def _shown(path: Path) -> str:
+    """``path`` as the shorter of its absolute and its relative form (from the working folder)."""
+    try:
+        relative = os.path.relpath(path)
+    except ValueError:  # another drive (Windows)
+        return str(path)
+    return min(str(path), relative, key=len)
 
-    Prints the command, its output and how long it took (the chapter shows the command line at work);
-    raises RuntimeError, with the end of its error output, when the command fails, and when a run of
+
+def command_line_runs(cmd: str, configs, cache=None) -> list:
+    """Run ``cmd``, a ``python -m lloydlib train ...`` line (as :func:`lloydlib.training.command` writes it),
+    with this interpreter, training into the cache root ``cache`` (default: the book's,
+    :func:`lloydbook.results.cache_dir`), passed as ``--cache-dir`` (a ``cmd`` that names its own
+    ``--cache-dir`` is refused), and return the runs of ``configs`` that it left there.
+
+    Prints the command as it runs, its output and how long it took (the chapter shows the command line at
+    work); raises RuntimeError, with the end of its error output, when the command fails, and when a run of
     ``configs`` is not in the cache afterwards."""
     args = shlex.split(cmd)
     if args[:4] != ["python", "-m", "lloydlib", "train"]:
         raise ValueError(f"cmd must be a 'python -m lloydlib train ...' line, got {cmd!r}")
-    print("$", cmd)
+    if any(a == "--cache-dir" or a.startswith("--cache-dir=") for a in args):
+        raise ValueError(f"cmd must not name --cache-dir (the cache is the argument cache), got {cmd!r}")
+    cache = results.cache_dir() if cache is None else Path(cache)
+    shown = _shown(cache)
+    print("$", cmd, "--cache-dir", shlex.quote(shown))
     t0 = time.time()
-    done = subprocess.run([sys.executable, *args[1:]], capture_output=True, text=True)
+    done = subprocess.run([sys.executable, *args[1:], "--cache-dir", shown], capture_output=True, text=True)
     if done.returncode:
         raise RuntimeError(f"the command line failed (exit {done.returncode}): {done.stderr[-2000:]}")
     print(done.stdout)
-    runs = [training.lookup(c) for c in configs]
+    runs = [training.lookup(c, [cache]) for c in configs]
     missing = [c.label() for c, r in zip(configs, runs) if r is None]
     if missing:
         raise RuntimeError(f"the command line's runs are not in the cache: {missing}")
@@ -255,27 +273,6 @@ def q3_table(header, rows) -> Table:
     return Table(header, [[_cell(label), *(_cell(v) for v in cells)] for label, cells in rows])
 
 
-def fmt_list(v) -> str:
-    """A list or tuple as ``'a, b, c'`` (floats with ``:g``); anything else as ``str(v)``."""
-    if not isinstance(v, (list, tuple)):
-        return str(v)
-    return ", ".join(f"{x:g}" if isinstance(x, float) else str(x) for x in v)
-
-
-def departures(rows) -> list:
-    """The rows ``(setting, paper, this build)`` whose two values differ as text."""
-    return [r for r in rows if str(r[1]) != str(r[2])]
-
-
-def settings_table(rows) -> Table:
-    """The settings of a build beside the paper's: rows ``(setting, paper, this build)``, flagged
-    'departs' where they differ as text."""
-    return Table(
-        ("setting", "paper", "this build", ""),
-        [(name, p, o, "departs" if str(p) != str(o) else "") for name, p, o in rows],
-    )
-
-
 def find_group(groups: dict, names, config, match):
     """The first group of ``groups`` (as returned by ``training.group(runs, *names)``) whose key agrees
     with ``config`` on the fields ``match`` (a subset of ``names``); None when none does."""
@@ -321,11 +318,9 @@ def _one_or_set(values):
 
 def setting_of(runs, fields=("n", "d", "k"), **more) -> str:
     """The setting of a claim decided on ``runs`` (Runs or TrainConfigs; a list, nested lists or a dict of
-    lists), as :meth:`lloydbook.book.Chapter.setting` writes it: each of ``fields`` as the runs hold it (one
+    lists), as :func:`lloydbook.tables.setting_text` writes it: each of ``fields`` as the runs hold it (one
     value, or the set of values), then ``more`` (e.g. ``T=20, tasks=64``), the training steps and the number
     of seeds. Read from the runs' configs, never typed; runs of different step counts raise."""
-    from .book import Chapter
-
     configs = [getattr(r, "config", r) for r in _flat(runs)]
     if not configs:
         raise ValueError("runs must hold at least one run or config, got none")
@@ -333,7 +328,7 @@ def setting_of(runs, fields=("n", "d", "k"), **more) -> str:
     if len(steps) != 1:
         raise ValueError(f"runs must share one step count to have one setting, got {steps}")
     values = {f: _one_or_set(getattr(c, f) for c in configs) for f in fields}
-    return Chapter.setting(**values, **more, steps=steps[0], seeds=len({c.seed for c in configs}))
+    return setting_text(**values, **more, steps=steps[0], seeds=len({c.seed for c in configs}))
 
 
 def _field(name: str, value) -> str:
@@ -366,8 +361,6 @@ def evidence_text(evidence) -> str:
 
 
 def _paper_specs(name: str):
-    from .sweeps import SWEEPS, paper_sweeps, specs
-
     found = {label: (entries, unstacked) for label, entries, unstacked in paper_sweeps()}
     if name in found:
         return found[name]
@@ -382,9 +375,6 @@ def paper_decides(name: str, fields=("n", "d", "k"), **where) -> str:
     ``"families"``), restricted to the runs whose fields match ``where`` (a value or a list), as its setting
     (:func:`setting_of` with ``fields``) and the ``python -m lloydlib train`` command(s) that train it into
     ``results/recorded/<machine>`` (:func:`lloydbook.sweeps.sweep_commands`), in backticks."""
-    from .paper_scale.report import GPU_CACHE
-    from .sweeps import select, sweep_commands, sweep_configs
-
     entries, unstacked = _paper_specs(name)
     wanted = {f: v if isinstance(v, (list, tuple)) else [v] for f, v in where.items()}
     kept = []
@@ -397,7 +387,7 @@ def paper_decides(name: str, fields=("n", "d", "k"), **where) -> str:
     if not configs:
         raise ValueError(f"where={where} selects no run of the paper-scale sweep {name!r}")
     how = ", one run at a time" if unstacked else ""
-    commands = "; ".join(f"`{c}`" for c in sweep_commands(kept, unstacked, GPU_CACHE))
+    commands = "; ".join(f"`{c}`" for c in sweep_commands(kept, unstacked, results.RECORDED_STORE))
     return f"the paper's setting ({setting_of(configs, fields)}) on a GPU{how}: {commands}"
 
 
@@ -420,12 +410,10 @@ def gpu_status() -> str:
     """What the checkout holds of recorded training runs (trained on a GPU, or on a CPU over many sittings), in
     words: the machine folders under ``results/recorded/``, or that there are none (and whether the folder
     exists at all)."""
-    from .results import recorded_run_dirs, results_dir
-
-    dirs = recorded_run_dirs()
+    dirs = results.recorded_run_dirs()
     if dirs:
         return f"results/recorded/ holds the runs of {len(dirs)} machine(s): {', '.join(d.name for d in dirs)}"
-    root = results_dir()
+    root = results.results_dir()
     if root is None or not (root / "recorded").exists():
         return "no recorded runs are committed: this checkout has no results/recorded/ folder"
     return "no recorded runs are committed: results/recorded/ holds no machine's runs"

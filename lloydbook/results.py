@@ -8,6 +8,9 @@ The library takes every directory as an argument; this module supplies the check
 - ``results/runs/``: the run store, every stored sweep's runs at ``default`` (:mod:`lloydbook.runs`;
   ``$LLOYD_STORE`` names another, e.g. the store of a copy of the repository on Colab);
 - ``.lloydlib-cache/``: the one training cache every chapter shares, unless ``$LLOYD_CACHE`` names another.
+  :func:`cache_dir` resolves it, here alone; the book passes it on as an argument (to the library's
+  ``cache_dir`` arguments, and as ``--cache-dir`` to the ``python -m lloydlib train`` processes a chapter
+  starts) and never writes it into the environment.
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ __all__ = [
     "use_cache",
     "recorded",
     "RECORDED",
+    "RECORDED_STORE",
     "recorded_run_dirs",
 ]
 
@@ -36,6 +40,8 @@ ROOT = Path(__file__).resolve().parents[1]
 REBUILD = "make runs"
 #: the folder, relative to the checkout, of the recorded run stores: one ``<machine>`` folder per machine
 RECORDED = "results/recorded"
+#: one machine's recorded store, as commands write it (``<machine>`` names the machine: see :mod:`lloydbook.record`)
+RECORDED_STORE = f"{RECORDED}/<machine>"
 
 
 def checkout() -> Path | None:
@@ -78,12 +84,9 @@ def cache_dir() -> Path:
     return Path.home() / ".cache" / "lloydlib"
 
 
-def use_cache() -> Path:
-    """Point ``$LLOYD_CACHE`` at :func:`cache_dir`, so the library and the ``python -m lloydlib train``
-    processes a chapter starts all read and write the same cache. Returns that folder."""
-    path = cache_dir()
-    os.environ["LLOYD_CACHE"] = str(path)
-    return path
+#: the old name of :func:`cache_dir` (it used to write the folder into ``$LLOYD_CACHE``; nothing does now), kept
+#: for callers not yet renamed
+use_cache = cache_dir
 
 
 def recorded(benchmark: str, *, gpu_only: bool = False) -> list[dict]:

@@ -2,10 +2,24 @@
 
 One table, one entry per chapter; each entry maps a scale to that chapter's settings. ``ci`` keeps a
 chapter about a minute on 2 CPU cores, ``default`` is what the rendered book shows (it must build on 2
-CPU cores), ``paper`` is the papers' own settings, for a GPU. Read through :func:`lloydbook.book.params`.
+CPU cores), ``paper`` is the papers' own settings, for a GPU.
+
+Read through :func:`params`: one chapter's settings at the active scale (:func:`scale`, from
+``$LLOYD_SCALE``) as :class:`Params`, read-only at every depth (nested settings are :class:`Params`, lists
+:class:`ReadOnlyList`), so no chapter can change the table, or another chapter's settings, by accident.
 """
 
 from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+
+from lloydlib.checks import check_choice
+
+__all__ = ["SCALES", "SCALE_NAMES", "scale", "Params", "ReadOnlyList", "params"]
+
+#: the scales, smallest first
+SCALE_NAMES = ("ci", "default", "paper")
 
 # The table is data: kept in its compact layout, one scale a line group (the formatter leaves it alone).
 # fmt: off
@@ -294,3 +308,74 @@ SCALES: dict[str, dict[str, dict]] = {
     },
 }
 # fmt: on
+
+
+_READ_ONLY = "chapter settings are read-only; change them in lloydbook/scales.py"
+
+
+def _read_only(self, *args, **kwargs):
+    raise TypeError(_READ_ONLY)
+
+
+class ReadOnlyList(list):
+    """A list of settings that refuses every change: equal to, and shown as, the list it copies."""
+
+    __slots__ = ()
+    __setitem__ = __delitem__ = __iadd__ = __imul__ = _read_only
+    append = extend = insert = pop = remove = clear = sort = reverse = _read_only
+
+    def __reduce__(self):  # copy and pickle rebuild it whole (list's protocol would append item by item)
+        return type(self), (list(self),)
+
+
+def _frozen(value):
+    """``value`` with every mapping made a :class:`Params` and every list a :class:`ReadOnlyList`, at every
+    depth (tuples keep their type, their items frozen); a new object, sharing nothing mutable with ``value``."""
+    if isinstance(value, Mapping):
+        return Params(value)
+    if isinstance(value, list):
+        return ReadOnlyList(_frozen(v) for v in value)
+    if isinstance(value, tuple):
+        return tuple(_frozen(v) for v in value)
+    return value
+
+
+class Params(dict):
+    """A chapter's settings: a read-only dict whose keys also read as attributes (``P.n``). Read-only at every
+    depth: nested mappings are Params, lists :class:`ReadOnlyList` (copies made when it is built), so
+    ``P.base["steps"] = 1`` raises and changes neither the table nor another chapter's settings."""
+
+    __slots__ = ()
+
+    def __init__(self, *args, **kwargs):
+        super().__init__((k, _frozen(v)) for k, v in dict(*args, **kwargs).items())
+
+    def __getattr__(self, name):
+        try:
+            return self[name]
+        except KeyError:
+            raise AttributeError(f"chapter settings have no {name!r}; they have {sorted(self)}") from None
+
+    __setattr__ = __delattr__ = _read_only
+    __setitem__ = __delitem__ = __ior__ = update = pop = popitem = setdefault = clear = _read_only
+
+    def __reduce__(self):  # copy and pickle rebuild it whole (dict's protocol would set item by item)
+        return type(self), (dict(self),)
+
+
+def scale() -> str:
+    """The active scale, from ``LLOYD_SCALE`` (default ``"default"``); unknown values raise."""
+    value = os.environ.get("LLOYD_SCALE", "default")
+    if value not in SCALE_NAMES:
+        raise ValueError(f"LLOYD_SCALE must be one of {list(SCALE_NAMES)}, got {value!r}")
+    return value
+
+
+def params(chapter: str, scale_name: str | None = None) -> Params:
+    """The settings of ``chapter`` (a key of :data:`SCALES`) at the active scale (or ``scale_name``), with
+    ``scale`` included: a fresh :class:`Params`, read-only at every depth."""
+    check_choice("chapter", chapter, SCALES)
+    s = scale() if scale_name is None else check_choice("scale_name", scale_name, SCALE_NAMES)
+    p = Params(SCALES[chapter][s])
+    dict.__setitem__(p, "scale", s)
+    return p

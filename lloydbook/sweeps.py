@@ -26,7 +26,8 @@ from dataclasses import dataclass
 
 from lloydlib import training
 
-from . import book, results
+from . import results
+from .scales import params
 
 __all__ = [
     "Sweep",
@@ -54,7 +55,7 @@ WALL_NS = [256, 512, 1024]
 @dataclass(frozen=True)
 class Sweep:
     """A named grid of runs: ``specs(params)`` -> ``[(base TrainConfig, axes)]`` at the settings ``params``
-    of the chapter key ``settings`` (:func:`lloydbook.book.params`). ``chapter`` is the notebook that trains
+    of the chapter key ``settings`` (:func:`lloydbook.scales.params`). ``chapter`` is the notebook that trains
     it first, ``figure`` what it reproduces; ``stacked`` False trains every run alone; ``stored`` says
     whether the run store holds it (else it trains where it runs); ``recorded`` says that only
     ``python -m lloydbook.record`` trains it, into ``results/recorded/<machine>`` (:func:`recorded` reads it,
@@ -175,7 +176,7 @@ def get(name: str) -> Sweep:
 def specs(name: str, scale: str | None = None) -> list:
     """``[(base config, axes)]`` of the sweep ``name`` at ``scale`` (default: ``$LLOYD_SCALE``)."""
     sweep = get(name)
-    return sweep.specs(book.params(sweep.settings, scale))
+    return sweep.specs(params(sweep.settings, scale))
 
 
 def select(configs, **where) -> list:
@@ -229,9 +230,9 @@ def runs(name: str, *, scale: str | None = None, progress: bool = False, **where
     cfgs = configs(name, scale, **where)
     if not cfgs:
         raise ValueError(f"where={where} selects no run of the sweep {name!r}")
-    p = book.params(sweep.settings, scale)
+    p = params(sweep.settings, scale)
     store = results.store()
-    cache = results.use_cache()
+    cache = results.cache_dir()
     # runs recorded on other machines (results/recorded/<machine>, stores of the same format) serve their configs
     # too: at the paper scale they are what decides the chapters' claims at the paper's setting
     gpu = [d for d in results.recorded_run_dirs() if training.store.is_store(d)]
@@ -281,16 +282,16 @@ _PAPER = (
 
 
 def paper_sweeps(p=None) -> list[tuple[str, list, bool]]:
-    """The learning chapters' sweeps at the paper's settings ``p`` (default ``book.params("learning",
+    """The learning chapters' sweeps at the paper's settings ``p`` (default ``params("learning",
     "paper")``), in the order a GPU should train them: ``(label, [(base config, axes)], unstacked)`` for
     Figs. 10a, 10b, 14, 11, 13, 15 and 17 (whose GPU sweep spans the paper's :data:`WALL_NS`; it times
     single runs, so it trains unstacked). Chapter 06's models (the sweep ``fig6``) train with
     ``python -m lloydbook.record fig6 --budget S --out results/recorded/<machine>``."""
-    p = book.params("learning", "paper") if p is None else p
+    p = params("learning", "paper") if p is None else p
     out = []
     for label, name, where in _PAPER:
         sweep = get(name)
-        q = p if sweep.settings == "learning" else book.params(sweep.settings, "paper")
+        q = p if sweep.settings == "learning" else params(sweep.settings, "paper")
         if name == "fig17":
             entries = _wall(q, WALL_NS)
         else:

@@ -1,10 +1,12 @@
-"""Small display helpers shared by chapters: an HTML table whose cells may hold math, and sympy as TeX."""
+"""Small display helpers shared by chapters: an HTML table whose cells may hold math, sympy as TeX, a build's
+settings beside the paper's (:func:`settings_table`, :func:`departures`), and settings written as text
+(:func:`fmt_list`, :func:`setting_text`)."""
 
 from __future__ import annotations
 
 import sympy as sp
 
-__all__ = ["Table", "tex"]
+__all__ = ["Table", "tex", "fmt_list", "departures", "settings_table", "setting_text"]
 
 
 class Table:
@@ -34,3 +36,47 @@ class Table:
 def tex(expr) -> str:
     r"""A sympy expression as inline math for :class:`Table` cells: ``\( latex \)``."""
     return r"\(" + sp.latex(expr) + r"\)"
+
+
+def fmt_list(v) -> str:
+    """A list or tuple as ``'a, b, c'`` (floats with ``:g``); anything else as ``str(v)``."""
+    if not isinstance(v, (list, tuple)):
+        return str(v)
+    return ", ".join(f"{x:g}" if isinstance(x, float) else str(x) for x in v)
+
+
+def departures(rows) -> list:
+    """The rows ``(setting, paper, this build)`` whose two values differ as text."""
+    return [r for r in rows if str(r[1]) != str(r[2])]
+
+
+def settings_table(rows) -> Table:
+    """The settings of a build beside the paper's: rows ``(setting, paper, this build)``, flagged
+    'departs' where they differ as text."""
+    return Table(
+        ("setting", "paper", "this build", ""),
+        [(name, p, o, "departs" if str(p) != str(o) else "") for name, p, o in rows],
+    )
+
+
+def setting_text(**fields) -> str:
+    """A claim's setting as text, fields in the order given: ``setting_text(n=32, d=[4, 16], k=6, steps=6000,
+    seeds=10)`` is ``"n=32, d in {4, 16}, k=6; 6,000 steps; 10 seeds"`` (``steps`` and ``seeds`` are written
+    last, as counts; a list or tuple is a set of values, floats are written with ``:g``)."""
+
+    def value(v):
+        if isinstance(v, (list, tuple)):
+            return "{" + fmt_list(v) + "}"
+        return f"{v:g}" if isinstance(v, float) else str(v)
+
+    parts = [
+        f"{k} in {value(v)}" if isinstance(v, (list, tuple)) else f"{k}={value(v)}"
+        for k, v in fields.items()
+        if k not in ("steps", "seeds")
+    ]
+    text = ", ".join(parts)
+    if "steps" in fields:
+        text += f"; {fields['steps']:,} steps"
+    if "seeds" in fields:
+        text += f"; {fields['seeds']} seeds"
+    return text

@@ -2,8 +2,9 @@
 
 The protocol, from a chapter cell to the Scorecard page:
 
-1. A chapter (``ch = lloydbook.book.setup(key)``) records each paper statement it covers as a **row**
-   (:mod:`~lloydbook.claims.registry`): a **claim** (:func:`record`, or ``ch.record`` / ``ch.decide``) with
+1. A chapter (``ch = lloydbook.book.setup(key)``) records each paper statement it covers as a **row** of its
+   own :class:`Rows` (``ch.rows``; :mod:`~lloydbook.claims.registry`; ``setup`` makes them the active rows,
+   which the module-level :func:`record` and :func:`open_row` fill): a **claim** (``ch.record`` / ``ch.decide``) with
    its statement, source, the paper's value, ours, the verdict stated beforehand, the ``setting`` where it
    was decided (n, d, k, steps, seeds), and the check that asserts the verdict (a failed check stops the
    chapter), judged in one vocabulary of stated parts (:mod:`~lloydbook.claims.evidence`); or an **open row** (:func:`open_row`, ``ch.open``) for a statement the build does not decide,
@@ -28,6 +29,9 @@ from .registry import (
     VERDICTS,
     Claim,
     Row,
+    Rows,
+    activate,
+    active,
     chapter,
     claims,
     counts,
@@ -47,8 +51,11 @@ __all__ = [
     "COLUMNS",
     "Row",
     "Claim",
+    "Rows",
     "ClaimsTable",
     "start",
+    "activate",
+    "active",
     "chapter",
     "record",
     "open_row",

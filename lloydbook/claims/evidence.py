@@ -18,7 +18,7 @@ import numpy as np
 from lloydlib import training
 from lloydlib.bench import timing
 
-from .registry import VERDICTS, record
+from .registry import VERDICTS, Rows, active
 
 __all__ = [
     "LEVEL",
@@ -142,8 +142,11 @@ def verdict_of(evidence) -> str:
     return "not reproduced" if all(o == "fails" for o in outcomes) else "partly"
 
 
-def decide(claim_id, *, statement, source, paper, expected: str, evidence, setting: str = "") -> list:
-    """Record a claim whose verdict ``expected`` was stated before the runs were read.
+def decide(
+    claim_id, *, statement, source, paper, expected: str, evidence, setting: str = "", into: Rows | None = None
+) -> list:
+    """Record a claim whose verdict ``expected`` was stated before the runs were read, in the chapter rows
+    ``into`` (default: the active chapter's, :func:`lloydbook.claims.active`).
 
     ``evidence`` is a list of :class:`Evidence` (one per stated part). The check: the parts support
     exactly the expected verdict (:func:`verdict_of`; "beyond the paper" when every part holds). The row
@@ -157,7 +160,7 @@ def decide(claim_id, *, statement, source, paper, expected: str, evidence, setti
     found = verdict_of(evidence)
     if expected == "beyond the paper":
         found = "beyond the paper" if found == "reproduced" else found
-    record(
+    (active() if into is None else into).record(
         claim_id,
         statement=statement,
         source=source,

@@ -1,7 +1,12 @@
-"""A chapter's rows: the claims it checks (:func:`record`) and the paper statements it cannot decide (:func:`open_row`).
+"""A chapter's rows: the claims it checks (:meth:`Rows.record`) and the paper statements it cannot decide
+(:meth:`Rows.open_row`).
 
 Rows are data (:class:`Row`, turned into JSON by :meth:`Row.to_dict`); the chapter's table and the Scorecard
-are drawn from them (:mod:`lloydbook.claims.render`, :mod:`lloydbook.claims.sphinx`).
+are drawn from them (:mod:`lloydbook.claims.render`, :mod:`lloydbook.claims.sphinx`). Each chapter owns its
+rows, a :class:`Rows` (``ch.rows`` of :class:`lloydbook.book.Chapter`). The module's functions (:func:`record`,
+:func:`open_row`, :func:`rows`, ...) act on the *active* chapter's rows, those :func:`activate` was last given
+(``book.setup`` activates its chapter's; :func:`start` activates fresh ones): they serve code that records a
+claim without the chapter in hand, such as the GPU sections' verdicts (:mod:`lloydbook.paper_scale`).
 """
 
 from __future__ import annotations
@@ -19,7 +24,10 @@ __all__ = [
     "KINDS",
     "Row",
     "Claim",
+    "Rows",
     "start",
+    "activate",
+    "active",
     "chapter",
     "record",
     "open_row",
@@ -78,9 +86,6 @@ class Row:
 
 Claim = Row  # the name the chapters knew
 
-_chapter: str | None = None
-_rows: dict[str, Row] = {}
-
 
 def slug(text: str) -> str:
     """A verdict as a glue-key and CSS-class word: spaces become hyphens."""
@@ -123,44 +128,13 @@ def _format_value(name: str, value) -> str:
     return f"{value:.4g}"
 
 
-def start(chapter_key: str) -> str:
-    """Begin a chapter's rows (called by :func:`lloydbook.book.setup`); forgets earlier rows."""
-    global _chapter
-    _chapter = _check_key("chapter", chapter_key)
-    _rows.clear()
-    return _chapter
-
-
-def chapter() -> str:
-    """The key of the chapter being run; raises if no chapter was started."""
-    if _chapter is None:
-        raise RuntimeError("no chapter started: call lloydbook.book.setup(chapter) before recording claims")
-    return _chapter
-
-
-def _keep(row: Row) -> Row:
-    old = _rows.get(row.id)
-    if old is not None and (old.statement, old.source) != (row.statement, row.source):
-        raise ValueError(
-            f"claim id {row.id!r} is already used in chapter {_chapter!r} by another claim "
-            f"({old.statement!r}, {old.source}); ids must be unique"
-        )
-    _rows[row.id] = row
-    return row
-
-
-def _check_id(id) -> str:
-    key = chapter()
+def _common(key: str, id, statement, source, paper, ours) -> dict:
+    """The checked fields every row of the chapter ``key`` has."""
     id = _check_key("id", id)
     if not id.startswith(key + "-"):
         raise ValueError(f"id must start with the chapter key and a hyphen ({key + '-'!r}), got {id!r}")
-    return id
-
-
-def _common(id, statement, source, paper, ours) -> dict:
-    """The checked fields every row has."""
     return dict(
-        id=_check_id(id),
+        id=id,
         statement=_check_text("statement", statement),
         source=_check_text("source", source),
         paper=_format_value("paper", paper),
@@ -168,8 +142,125 @@ def _common(id, statement, source, paper, ours) -> dict:
     )
 
 
+def _check_verdict(verdict) -> str:
+    if not isinstance(verdict, str) or verdict not in VERDICTS:
+        raise ValueError(f"verdict must be one of {list(VERDICTS)}, got {verdict!r}")
+    return verdict
+
+
+def counts(of: list[Row] | None = None) -> dict[str, int]:
+    """Rows per verdict (every verdict present, zeros included) and ``"open"``: of ``of``, default the
+    active chapter's."""
+    of = rows() if of is None else of
+    out = {v: sum(r.kind == "claim" and r.verdict == v for r in of) for v in VERDICTS}
+    out[OPEN] = sum(r.kind == OPEN for r in of)
+    return out
+
+
+class Rows:
+    """One chapter's rows, keyed by claim id, in recording order: its claims (:meth:`record`) and open rows
+    (:meth:`open_row`). ``chapter`` is the chapter's key, which every id starts with."""
+
+    def __init__(self, chapter_key: str):
+        self.chapter = _check_key("chapter", chapter_key)
+        self._rows: dict[str, Row] = {}
+
+    def _keep(self, row: Row) -> Row:
+        old = self._rows.get(row.id)
+        if old is not None and (old.statement, old.source) != (row.statement, row.source):
+            raise ValueError(
+                f"claim id {row.id!r} is already used in chapter {self.chapter!r} by another claim "
+                f"({old.statement!r}, {old.source}); ids must be unique"
+            )
+        self._rows[row.id] = row
+        return row
+
+    def record(self, id: str, *, statement: str, source: str, paper, ours, verdict: str, check, setting: str = ""):
+        """Assert a claim's check and keep its row: see :func:`record`."""
+        row = Row(
+            **_common(self.chapter, id, statement, source, paper, ours),
+            verdict=_check_verdict(verdict),
+            setting=_check_text("setting", setting, empty=True),
+        )
+        if not isinstance(check, (bool, np.bool_)):
+            raise TypeError(
+                f"check must be a bool (the test of the verdict), got {type(check).__name__} "
+                f"{check!r}; write check=bool(...)"
+            )
+        if not check:
+            raise AssertionError(
+                f"claim {row.id!r} failed its check (verdict stated: {row.verdict!r}): "
+                f"{row.statement} [{row.source}]; paper: {row.paper}; ours: {row.ours}"
+                + (f"; setting: {row.setting}" if row.setting else "")
+            )
+        return self._keep(row)
+
+    def open_row(self, id: str, *, statement: str, source: str, paper, decides: str, ours: str = "not decided here"):
+        """Keep a paper statement the build does not decide, as an open row: see :func:`open_row`."""
+        row = Row(
+            **_common(self.chapter, id, statement, source, paper, ours),
+            verdict=OPEN,
+            kind=OPEN,
+            decides=_check_text("decides", decides),
+        )
+        return self._keep(row)
+
+    def rows(self) -> list[Row]:
+        """The rows (claims and open rows), in recording order."""
+        return list(self._rows.values())
+
+    def claims(self) -> list[Row]:
+        """The checked claims, in recording order."""
+        return [r for r in self._rows.values() if r.kind == "claim"]
+
+    def open_rows(self) -> list[Row]:
+        """The open rows, in recording order."""
+        return [r for r in self._rows.values() if r.kind == OPEN]
+
+    def counts(self) -> dict[str, int]:
+        """Rows per verdict and ``"open"`` (see :func:`counts`)."""
+        return counts(self.rows())
+
+    def __len__(self) -> int:
+        return len(self._rows)
+
+    def __repr__(self) -> str:
+        return f"Rows({self.chapter!r}, {len(self)} rows)"
+
+
+#: the active chapter's rows (:func:`activate`), which the module's functions act on; None before any
+_active: Rows | None = None
+
+
+def activate(chapter_rows: Rows) -> Rows:
+    """Make ``chapter_rows`` the active chapter's rows, which :func:`record`, :func:`open_row`, :func:`rows`
+    and the rest act on (called by :func:`lloydbook.book.setup`); returns them."""
+    global _active
+    if not isinstance(chapter_rows, Rows):
+        raise TypeError(f"chapter_rows must be a Rows, got {type(chapter_rows).__name__}")
+    _active = chapter_rows
+    return chapter_rows
+
+
+def start(chapter_key: str) -> str:
+    """Activate fresh, empty rows for the chapter ``chapter_key`` (forgetting the active ones); returns the key."""
+    return activate(Rows(chapter_key)).chapter
+
+
+def active() -> Rows:
+    """The active chapter's rows; raises if no chapter was started."""
+    if _active is None:
+        raise RuntimeError("no chapter started: call lloydbook.book.setup(chapter) before recording claims")
+    return _active
+
+
+def chapter() -> str:
+    """The key of the active chapter; raises if no chapter was started."""
+    return active().chapter
+
+
 def record(id: str, *, statement: str, source: str, paper, ours, verdict: str, check, setting: str = "") -> Row:
-    """Assert a claim's check and keep its row for the chapter's table.
+    """Assert a claim's check and keep its row for the active chapter's table (:meth:`Rows.record`).
 
     ``id`` is unique in the book and starts with the chapter key (``"lloyd-monotone"`` in chapter
     ``lloyd``). ``paper`` and ``ours`` are strings or real numbers (floats are shown with 4 significant
@@ -180,23 +271,9 @@ def record(id: str, *, statement: str, source: str, paper, ours, verdict: str, c
     Re-running the cell that records a claim replaces its row; a second, different claim with the same
     id raises ``ValueError``. A failed check raises ``AssertionError`` naming the claim and both values.
     """
-    row = Row(
-        **_common(id, statement, source, paper, ours),
-        verdict=_check_verdict(verdict),
-        setting=_check_text("setting", setting, empty=True),
+    return active().record(
+        id, statement=statement, source=source, paper=paper, ours=ours, verdict=verdict, check=check, setting=setting
     )
-    if not isinstance(check, (bool, np.bool_)):
-        raise TypeError(
-            f"check must be a bool (the test of the verdict), got {type(check).__name__} "
-            f"{check!r}; write check=bool(...)"
-        )
-    if not check:
-        raise AssertionError(
-            f"claim {row.id!r} failed its check (verdict stated: {row.verdict!r}): "
-            f"{row.statement} [{row.source}]; paper: {row.paper}; ours: {row.ours}"
-            + (f"; setting: {row.setting}" if row.setting else "")
-        )
-    return _keep(row)
 
 
 def open_row(id: str, *, statement: str, source: str, paper, decides: str, ours: str = "not decided here") -> Row:
@@ -204,43 +281,22 @@ def open_row(id: str, *, statement: str, source: str, paper, decides: str, ours:
 
     ``decides`` names the setting that would decide it and the command that trains it (e.g. "n=512,
     10,000 steps, 10 seeds on a GPU: python -m lloydlib train ..."); ``ours`` may say what the build saw
-    (e.g. "undetermined at n=32: interval -0.02 to 0.04"). The Scorecard counts open rows apart.
+    (e.g. "undetermined at n=32: interval -0.02 to 0.04"). The Scorecard counts open rows apart. Kept in the
+    active chapter's rows (:meth:`Rows.open_row`).
     """
-    row = Row(
-        **_common(id, statement, source, paper, ours),
-        verdict=OPEN,
-        kind=OPEN,
-        decides=_check_text("decides", decides),
-    )
-    return _keep(row)
-
-
-def _check_verdict(verdict) -> str:
-    if not isinstance(verdict, str) or verdict not in VERDICTS:
-        raise ValueError(f"verdict must be one of {list(VERDICTS)}, got {verdict!r}")
-    return verdict
+    return active().open_row(id, statement=statement, source=source, paper=paper, decides=decides, ours=ours)
 
 
 def rows() -> list[Row]:
-    """The current chapter's rows (claims and open rows), in recording order."""
-    chapter()
-    return list(_rows.values())
+    """The active chapter's rows (claims and open rows), in recording order."""
+    return active().rows()
 
 
 def claims() -> list[Row]:
-    """The current chapter's checked claims, in recording order."""
-    return [r for r in rows() if r.kind == "claim"]
+    """The active chapter's checked claims, in recording order."""
+    return active().claims()
 
 
 def open_rows() -> list[Row]:
-    """The current chapter's open rows, in recording order."""
-    return [r for r in rows() if r.kind == OPEN]
-
-
-def counts(of: list[Row] | None = None) -> dict[str, int]:
-    """Rows per verdict (every verdict present, zeros included) and ``"open"``: of ``of``, default the
-    current chapter's."""
-    of = rows() if of is None else of
-    out = {v: sum(r.kind == "claim" and r.verdict == v for r in of) for v in VERDICTS}
-    out[OPEN] = sum(r.kind == OPEN for r in of)
-    return out
+    """The active chapter's open rows, in recording order."""
+    return active().open_rows()

@@ -7,7 +7,7 @@ import json
 import re
 
 from ..glue import glue
-from .registry import OPEN, VERDICTS, Row, _check_key, chapter, counts, rows, slug
+from .registry import OPEN, VERDICTS, Row, Rows, _check_key, active, slug
 
 __all__ = ["COLUMNS", "ClaimsTable", "glue_keys", "table", "html_text"]
 
@@ -91,19 +91,19 @@ def glue_keys(chapter_key: str) -> dict[str, str]:
     return keys
 
 
-def table() -> None:
-    """Show the chapter's rows and glue them (the table, with its rows as JSON, and the counts) for the
-    Scorecard page. Call it in the chapter's last code cell. It displays the table itself and returns None,
-    so the table is not shown twice."""
-    key = chapter()
-    found = rows()
+def table(chapter_rows: Rows | None = None) -> None:
+    """Show a chapter's rows (``chapter_rows``, default the active chapter's) and glue them (the table, with its
+    rows as JSON, and the counts) for the Scorecard page. Call it in the chapter's last code cell
+    (``ch.table()``). It displays the table itself and returns None, so the table is not shown twice."""
+    chapter_rows = active() if chapter_rows is None else chapter_rows
+    key, found = chapter_rows.chapter, chapter_rows.rows()
     if not any(r.kind == "claim" for r in found):
         raise ValueError(f"chapter {key!r} recorded no claims; call claims.record(...) before claims.table()")
     keys = glue_keys(key)
     table = ClaimsTable(key, found)
     glue(keys["table"], table, display=True)
     glue(keys["rows"], table.to_json(), display=False)
-    n = counts()
+    n = chapter_rows.counts()
     glue(keys["n"], sum(n[v] for v in VERDICTS), display=False)
     for verdict, count in n.items():
         glue(keys[verdict], count, display=False)

@@ -22,6 +22,7 @@ from pathlib import Path
 
 from docutils import nodes
 from docutils.parsers.rst import Directive
+from myst_nb.sphinx_ import NbMetadataCollector
 from sphinx.transforms.post_transforms import SphinxPostTransform
 from sphinx.util import logging
 
@@ -50,8 +51,6 @@ class ScorecardDirective(Directive):
 
 def chapter_tables(env) -> list[tuple[str, ClaimsTable]]:
     """(docname, table) of every document that glued a claims table, in document order."""
-    from myst_nb.sphinx_ import NbMetadataCollector
-
     folder = Path(env.mystnb_config.output_folder)
     out = []
     for doc, data in sorted(NbMetadataCollector.get_doc_data(env).items()):

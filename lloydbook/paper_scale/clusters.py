@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..learning import Evidence, all_of, final, largest_rise, lower, within
+from ..claims.evidence import Evidence, all_of, lower, within
+from ..learning import final, largest_rise
 from .common import Recorder, by_seed, check_groups, check_seeds, check_values, complete
 
 __all__ = ["SMALL_D", "BN_NA_CASE", "UNSTABLE_AT", "K_TOL", "UNSTABLE_RISE", "unstable", "fig15_claims"]

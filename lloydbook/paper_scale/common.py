@@ -9,7 +9,7 @@ import numpy as np
 
 from lloydlib.checks import check_int
 
-from ..learning import decide
+from ..claims.evidence import decide
 
 __all__ = [
     "EXPECTED",
@@ -81,8 +81,9 @@ def nan_as_inf(values) -> np.ndarray:
 
 
 class Recorder:
-    """Records claims ``<name>-gpu-<machine>`` with :func:`lloydbook.learning.decide`, expecting
-    :data:`EXPECTED`, and keeps their ids in ``ids``."""
+    """Records claims ``<name>-gpu-<machine>`` with :func:`lloydbook.claims.evidence.decide` (into the active
+    chapter's rows, :func:`lloydbook.claims.activate`), expecting :data:`EXPECTED`, and keeps their ids in
+    ``ids``."""
 
     def __init__(self, machine: str, source: str):
         self.suffix, self.source, self.ids = claim_suffix(machine), source, []

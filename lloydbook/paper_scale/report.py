@@ -18,14 +18,12 @@ from lloydlib import training
 
 from .. import figures, results
 from ..learning import comparison_table, find_runs
+from ..results import RECORDED_STORE
 from ..sweeps import paper_sweeps, sweep_commands, sweep_configs
 from ..tables import Table
 from .sweeps import FIELDS, judge_line, wall_panels
 
-__all__ = ["GPU_CACHE", "gpu_commands", "gpu_section"]
-
-#: where a machine's runs go, to be committed (``<machine>`` names the machine: see :mod:`lloydbook.record`)
-GPU_CACHE = "results/recorded/<machine>"
+__all__ = ["gpu_commands", "gpu_section"]
 
 
 def _sweeps(p, names) -> dict:
@@ -40,9 +38,10 @@ def _code(text: str) -> str:
     return f"<code>{html.escape(text)}</code>"
 
 
-def gpu_commands(p, names, cache: str = GPU_CACHE) -> Table:
+def gpu_commands(p, names, cache: str = RECORDED_STORE) -> Table:
     """The shell commands that train the paper-scale sweeps ``names`` (at the paper's settings ``p``) into
-    ``cache``, one row per command (:func:`lloydbook.sweeps.sweep_commands`), as HTML code."""
+    ``cache`` (default :data:`lloydbook.results.RECORDED_STORE`, ``results/recorded/<machine>``, a machine's
+    folder to be committed), one row per command (:func:`lloydbook.sweeps.sweep_commands`), as HTML code."""
     rows = [(name, _code(line)) for name, spec in _sweeps(p, names).items() for line in sweep_commands(*spec, cache)]
     return Table(("sweep", f"command (then commit {_code(cache + '/')})"), rows)
 

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..learning import above, all_of, auc, below, final, final_train, largest_rise, lower, within
+from ..claims.evidence import above, all_of, below, lower, within
+from ..learning import auc, final, final_train, largest_rise
 from .common import Recorder, by_seed, check_groups, check_seeds, check_values, complete, nan_as_inf
 
 __all__ = [

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..learning import above, all_of, auc, below, final, lower, steps_to_settle, within
+from ..claims.evidence import above, all_of, below, lower, within
+from ..learning import auc, final, steps_to_settle
 from .common import Recorder, by_seed, check_groups, check_seeds, check_values, complete
 
 __all__ = ["fig10_claims"]

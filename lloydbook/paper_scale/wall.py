@@ -18,7 +18,7 @@ import math
 
 import numpy as np
 
-from ..learning import lower
+from ..claims.evidence import lower
 from .common import Recorder, by_seed, check_groups, check_seeds, check_values, complete
 
 __all__ = ["SLOWER_CASE", "FASTER_CASE", "CLEAR", "INITIAL", "POINTS", "wall_mean", "wall_means", "fig17_claims"]

@@ -10,15 +10,24 @@ there, so two processes that finish the same run at once leave one valid entry. 
 back (truncated, foreign, of another run) raises :class:`CacheError`, which names the file and says to
 delete it.
 
+The key names the package version, not the code: a finished run also records what trained it (:func:`code_ids`,
+in ``info``): ``fingerprint``, the id of :func:`lloydlib.training.fingerprint.fingerprint` (torch and the
+code, the id a run store files it under), and ``code_id``, the id of the code's module hashes alone. A cached
+run whose ``code_id`` is not this code's (trained by other code, or written before runs recorded it) is
+*stale*: :func:`lookup` and :func:`has` treat it as missing, so it is trained again, and :func:`write_result`
+replaces it. As in a run store, another torch version alone does not make a run stale.
+
 The library never guesses a checkout's folders: :func:`cache_dir` is the ``path`` given, else
-``$LLOYD_CACHE``, else ``~/.cache/lloydlib``. (The book points ``$LLOYD_CACHE`` at its checkout's
-``.lloydlib-cache``, so that its chapters and the processes they start share one cache.)
+``$LLOYD_CACHE``, else ``~/.cache/lloydlib``. (The book passes its checkout's ``.lloydlib-cache`` on
+explicitly, as the ``cache_dir`` arguments and ``--cache-dir``, so that its chapters and the processes they
+start share one cache.)
 """
 
 from __future__ import annotations
 
 import contextlib
 import dataclasses
+import functools
 import json
 import math
 import os
@@ -32,6 +41,7 @@ import torch
 
 import lloydlib
 
+from . import fingerprint as _fingerprint
 from .config import DTYPES, TrainConfig, build_model
 
 try:  # POSIX; elsewhere the atomic moves alone keep files whole
@@ -44,6 +54,10 @@ __all__ = [
     "CHECKPOINT",
     "SUMMARY",
     "CacheError",
+    "FINGERPRINT",
+    "CODE_ID",
+    "code_ids",
+    "is_current",
     "cache_dir",
     "Run",
     "has",
@@ -58,6 +72,8 @@ __all__ = [
 RESULT, CHECKPOINT, SUMMARY, LOCK = "result.pt", "checkpoint.pt", "result.json", ".lock"
 _RESULT_KEYS = {"config", "model", "history", "train_losses", "status", "info"}
 _CHECKPOINT_KEYS = {"key", "model", "optimizer", "step"}
+#: the keys of a finished run's ``info`` that name the code that trained it (see :func:`code_ids`)
+FINGERPRINT, CODE_ID = "fingerprint", "code_id"
 
 
 class CacheError(RuntimeError):
@@ -75,6 +91,21 @@ def cache_dir(path: str | os.PathLike | None = None) -> Path:
     if os.environ.get("LLOYD_CACHE"):
         return Path(os.environ["LLOYD_CACHE"])
     return Path.home() / ".cache" / "lloydlib"
+
+
+@functools.cache
+def code_ids() -> dict:
+    """What a run trained by this process's code records in ``info``: ``{"fingerprint": id of
+    :func:`~lloydlib.training.fingerprint.fingerprint` (torch version and module hashes), "code_id": id of the
+    module hashes alone}`` (:func:`~lloydlib.training.fingerprint.fingerprint_id`), computed once per process."""
+    fp = _fingerprint.fingerprint()
+    return {FINGERPRINT: _fingerprint.fingerprint_id(fp), CODE_ID: _fingerprint.fingerprint_id(fp["modules"])}
+
+
+def is_current(info) -> bool:
+    """Whether a finished run's ``info`` records this code (its ``code_id`` is :func:`code_ids`'); False for a
+    run without one (written before runs recorded their code)."""
+    return isinstance(info, dict) and info.get(CODE_ID) == code_ids()[CODE_ID]
 
 
 def atomic_write(path: Path, write) -> None:
@@ -158,25 +189,41 @@ def roots(dirs) -> list[Path]:
     return [Path(d) for d in dirs]
 
 
+def _summary_current(run_dir: Path) -> bool:
+    """Whether the ``result.json`` in ``run_dir`` names this code (:func:`is_current`); False when it cannot
+    be read."""
+    try:
+        summary = json.loads((run_dir / SUMMARY).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
+    return isinstance(summary, dict) and is_current(summary.get("info"))
+
+
 def has(config: TrainConfig, dirs=None) -> bool:
-    """Whether one of ``dirs`` (default: :func:`cache_dir`) holds the finished run of ``config``: a file test,
-    nothing is read (:func:`lookup` reads it)."""
+    """Whether one of ``dirs`` (default: :func:`cache_dir`) holds the finished run of ``config``, trained by
+    this code: a test of the files and of the small ``result.json`` beside the result (:func:`lookup` reads
+    the run itself)."""
     if not isinstance(config, TrainConfig):
         raise TypeError(f"config must be a TrainConfig, got {type(config).__name__}")
-    return any((root / "runs" / config.key() / RESULT).exists() for root in roots(dirs))
+    run_dirs = [root / "runs" / config.key() for root in roots(dirs)]
+    return any((d / RESULT).exists() and _summary_current(d) for d in run_dirs)
 
 
 def lookup(config: TrainConfig, dirs=None) -> Run | None:
-    """The finished run of ``config`` if one of ``dirs`` (default: :func:`cache_dir`) holds it, else None.
+    """The finished run of ``config`` if one of ``dirs`` (default: :func:`cache_dir`) holds it, trained by this
+    code (:func:`is_current`), else None.
 
-    Each directory is a cache root (holding ``runs/<key>/``); the first that has the run wins.
+    Each directory is a cache root (holding ``runs/<key>/``); the first that has a current run wins. A stale
+    run (other code's, or one that records no code) counts as missing.
     """
     if not isinstance(config, TrainConfig):
         raise TypeError(f"config must be a TrainConfig, got {type(config).__name__}")
     for root in roots(dirs):
         path = root / "runs" / config.key() / RESULT
         if path.exists():
-            return _load_result(path, config)
+            run = _load_result(path, config)
+            if is_current(run.info):
+                return run
     return None
 
 
@@ -250,6 +297,9 @@ def _result_blob(run: Run) -> dict:
     info.setdefault("lloydlib", lloydlib.__version__)
     info.setdefault("key", config.key())
     info.setdefault("finished", time.strftime("%Y-%m-%dT%H:%M:%S%z"))
+    if not run.info.get("cached"):  # trained by this code; a loaded run keeps what it recorded, or nothing
+        for name, value in code_ids().items():
+            info.setdefault(name, value)
     return dict(
         config=dataclasses.asdict(config),
         model={k: v.detach().to("cpu") for k, v in run.model.state_dict().items()},
@@ -265,9 +315,10 @@ def write_result(root: str | os.PathLike, run: Run) -> Path:
 
     Writes ``result.json`` (everything but the weights, plus ``"lloydlib"``: the version) and then
     ``result.pt`` (config as a dict, CPU weights, history as lists, ``train_losses``, ``status``,
-    ``info`` without ``cached`` and ``path``), each atomically, then drops the run's checkpoint. Under
-    :func:`run_lock`: when a readable result of the same configuration is already there (another
-    process finished the run first) it is kept as it is; one that cannot be read is replaced.
+    ``info`` without ``cached`` and ``path``; a run trained now records this code, :func:`code_ids`), each
+    atomically, then drops the run's checkpoint. Under :func:`run_lock`: when a readable result of the same
+    configuration and of this code is already there (another process finished the run first) it is kept as it
+    is; one that cannot be read, or a stale one (:func:`is_current`), is replaced.
     """
     if not isinstance(run, Run):
         raise TypeError(f"run must be a Run, got {type(run).__name__}")
@@ -278,8 +329,8 @@ def write_result(root: str | os.PathLike, run: Run) -> Path:
         result = run_dir / RESULT
         if result.exists():
             try:
-                _load_result(result, run.config)
-                return run_dir  # written by another process: keep the first
+                if is_current(_load_result(result, run.config).info):
+                    return run_dir  # written by another process: keep the first
             except CacheError:
                 pass  # unreadable: replace it with this run
         blob = _result_blob(run)

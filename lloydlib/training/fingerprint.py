@@ -18,11 +18,12 @@ from __future__ import annotations
 
 import ast
 import hashlib
+import json
 from pathlib import Path
 
 import torch
 
-__all__ = ["MODULES", "NOT_ARITHMETIC", "canonical", "module_hash", "fingerprint", "changes"]
+__all__ = ["MODULES", "NOT_ARITHMETIC", "canonical", "module_hash", "fingerprint", "fingerprint_id", "changes"]
 
 PACKAGE = Path(__file__).resolve().parents[1]
 
@@ -96,6 +97,12 @@ def fingerprint(root: str | Path | None = None) -> dict:
             raise FileNotFoundError(f"fingerprint: lloydlib module {rel} is missing under {root}")
         modules[f"lloydlib/{rel}"] = module_hash(path.read_text())
     return {"torch": str(torch.__version__), "modules": modules}
+
+
+def fingerprint_id(fp: dict) -> str:
+    """12 hex digits naming the fingerprint ``fp`` (the SHA-256 of its JSON, keys sorted): the id a run store
+    files a fingerprint under (:func:`lloydlib.training.store.fingerprint_id` computes the same)."""
+    return hashlib.sha256(json.dumps(fp, sort_keys=True).encode()).hexdigest()[:12]
 
 
 def changes(recorded: dict, current: dict | None = None, *, torch_version: bool = True) -> list[str]:

@@ -1,10 +1,12 @@
 """Tests of lloydbook.book: a chapter's settings at the active scale, the device, the seeds, ``setup`` and
 the :class:`~lloydbook.book.Chapter` it returns (glue under the chapter's prefix, seeds by name, claims).
 
-``setup`` sets ``$LLOYD_CACHE``; every test that calls it sets the variable through ``monkeypatch`` first, so
-the test leaves the environment as it found it.
+``setup`` leaves the environment as it found it (the training cache is passed on as an argument); the tests
+that call it still set ``$LLOYD_CACHE`` through ``monkeypatch``, so that nothing they train lands in the
+checkout's cache.
 """
 
+import json
 import os
 import sys
 
@@ -13,7 +15,7 @@ import pytest
 import torch
 from _support import assert_raises_naming
 
-from lloydbook import book, claims, learning, results
+from lloydbook import book, claims, learning, scales
 from lloydbook.glue import glue
 from lloydbook.scales import SCALES
 from lloydbook.tables import Table
@@ -21,7 +23,7 @@ from lloydbook.tables import Table
 
 @pytest.fixture
 def cache_env(monkeypatch, tmp_path):
-    """A temporary $LLOYD_CACHE, restored after the test (setup writes the variable)."""
+    """A temporary $LLOYD_CACHE, restored after the test; the active claim list reset after it."""
     monkeypatch.setenv("LLOYD_CACHE", str(tmp_path / "cache"))
     yield tmp_path / "cache"
     claims.start("lloyd")
@@ -77,13 +79,23 @@ def test_setup_prints_scale_and_device_and_seeds(capsys, monkeypatch, cache_env)
     assert claims.chapter() == "construction"
 
 
-def test_setup_points_the_library_at_the_chapters_cache(monkeypatch, cache_env):
+def test_setup_leaves_the_environment_alone(monkeypatch, cache_env):
+    before = dict(os.environ)
     book.setup("lloyd")
-    assert os.environ["LLOYD_CACHE"] == str(cache_env)
-    # without $LLOYD_CACHE, setup sets it to the checkout's shared cache (undone by monkeypatch)
+    assert dict(os.environ) == before
     monkeypatch.delenv("LLOYD_CACHE")
-    book.setup("lloyd")
-    assert os.environ["LLOYD_CACHE"] == str(results.cache_dir())
+    without = dict(os.environ)
+    book.setup("lloyd")  # without $LLOYD_CACHE, setup does not set it either
+    assert dict(os.environ) == without
+
+
+def test_book_reexports_the_settings_of_lloydbook_scales():
+    assert (book.params, book.scale, book.Params, book.SCALE_NAMES) == (
+        scales.params,
+        scales.scale,
+        scales.Params,
+        scales.SCALE_NAMES,
+    )
 
 
 def test_device_and_seed():
@@ -260,6 +272,23 @@ def test_table_shows_the_chapters_claims(glued, started):
     started.table()
     keys = claims.glue_keys("lloyd")
     assert glued[keys["n"]][0] == 1 and glued[keys["reproduced"]][0] == 1 and keys["table"] in glued
+
+
+def test_each_chapter_owns_its_rows(glued, started):
+    """``ch.rows`` are the chapter's own: another Chapter's claims never land in them, and setup makes them the
+    active rows that the module-level claims functions (the GPU sections' verdicts) record into."""
+    assert claims.active() is started.rows and started.rows.chapter == "lloyd"
+    other = book.Chapter("lloyd")
+    other.record("elsewhere", **_row(verdict="reproduced", check=True))
+    started.record("here", **_row(verdict="reproduced", check=True))
+    claims.record("lloyd-module-level", **_row(verdict="reproduced", check=True))
+    assert [r.id for r in other.rows.rows()] == ["lloyd-elsewhere"]
+    assert [r.id for r in started.rows.rows()] == ["lloyd-here", "lloyd-module-level"] == [r.id for r in claims.rows()]
+    glued.clear()
+    other.table()  # glues the other chapter's rows, not the active ones
+    assert json.loads(glued[claims.glue_keys("lloyd")["rows"]][0])["rows"][0]["id"] == "lloyd-elsewhere"
+    again = book.setup("lloyd")  # a new chapter: fresh rows, active
+    assert claims.active() is again.rows and claims.rows() == [] and len(started.rows) == 2
 
 
 def test_open_rows_and_settings_through_the_chapter(monkeypatch):

@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 import torch
 
-from lloydbook import claims, learning
-from lloydbook.tables import Table
+from lloydbook import claims, learning, tables
+from lloydbook.claims import evidence
 from lloydlib import lloyd_step, sample_tasks, training
 from lloydlib.training import TrainConfig
 
@@ -89,18 +89,11 @@ def test_center_spread_and_relative_spread():
 
 
 # ----------------------------------------------------------------------------------------- tables
-def test_fmt_list():
-    assert learning.fmt_list([0.1, 1.0, 4]) == "0.1, 1, 4"
-    assert learning.fmt_list([(4, 0.1)]) == "(4, 0.1)"
-    assert learning.fmt_list(32) == "32"
-
-
-def test_settings_table_and_departures():
-    rows = [("n", 512, 64), ("B", 32, 32), ("tau", "1, 0.1", "1, 0.1")]
-    assert learning.departures(rows) == [("n", 512, 64)]
-    table = learning.settings_table(rows)
-    assert isinstance(table, Table)
-    assert table.rows == [["n", "512", "64", "departs"], ["B", "32", "32", ""], ["tau", "1, 0.1", "1, 0.1", ""]]
+def test_the_chapters_names_are_re_exported():
+    """The chapters import these from lloydbook.learning; they live in lloydbook.tables and .claims.evidence."""
+    assert learning.fmt_list is tables.fmt_list
+    for name in ("Evidence", "lower", "below", "above", "within", "cheaper", "all_of", "decide", "verdict_of"):
+        assert getattr(learning, name) is getattr(evidence, name), name
 
 
 def test_find_group_matches_on_the_named_fields_only():
@@ -194,24 +187,41 @@ def test_q3_table_formats_per_seed_values_floats_and_labels():
     assert learning.q3_table(("d", "gap"), [(4, [np.array([0.5, 0.5])])]).rows == [["4", "0.500 [0.500, 0.500]"]]
 
 
-def test_command_line_runs_runs_the_command_and_finds_its_runs(monkeypatch, capsys):
+def test_command_line_runs_runs_the_command_and_finds_its_runs(monkeypatch, capsys, tmp_path):
+    """The cache goes to the command as --cache-dir (never through the environment), and is where the runs are
+    looked up."""
     configs = [TrainConfig(d=2, k=2, n=6, seed=s) for s in (0, 1)]
-    calls = []
+    calls, roots = [], []
 
     def fake_subprocess_run(args, **kwargs):
-        calls.append(args)
+        calls.append((args, kwargs.get("env")))
         return SimpleNamespace(returncode=0, stdout="trained 2 runs", stderr="")
 
+    def fake_lookup(c, dirs):
+        roots.append(list(dirs))
+        return f"run {c.seed}"
+
+    monkeypatch.chdir(tmp_path)
     monkeypatch.setattr(learning.subprocess, "run", fake_subprocess_run)
-    monkeypatch.setattr(learning.training, "lookup", lambda c: f"run {c.seed}")
+    monkeypatch.setattr(learning.training, "lookup", fake_lookup)
     cmd = "python -m lloydlib train --d 2 --k 2 --n 6 --seed 0 1"
-    assert learning.command_line_runs(cmd, configs) == ["run 0", "run 1"]
+    environ = dict(learning.os.environ)
+    assert learning.command_line_runs(cmd, configs, tmp_path / "c") == ["run 0", "run 1"]
     assert calls == [
-        [sys.executable, "-m", "lloydlib", "train", "--d", "2", "--k", "2", "--n", "6", "--seed", "0", "1"]
-    ]
+        ([sys.executable, "-m", "lloydlib", "train", "--d", "2", "--k", "2", "--n", "6", "--seed", "0", "1",
+          "--cache-dir", "c"], None)
+    ]  # fmt: skip
+    assert roots == [[tmp_path / "c"]] * 2 and dict(learning.os.environ) == environ
     out = capsys.readouterr().out
-    assert out.startswith(f"$ {cmd}\ntrained 2 runs\n") and "found in the cache: 2 runs, e.g. run 0" in out
-    monkeypatch.setattr(learning.training, "lookup", lambda c: None if c.seed else "run 0")
+    assert (
+        out.startswith(f"$ {cmd} --cache-dir c\ntrained 2 runs\n") and "found in the cache: 2 runs, e.g. run 0" in out
+    )
+    monkeypatch.setattr(learning.results, "cache_dir", lambda: tmp_path / "book-cache")  # default: the book's
+    learning.command_line_runs(cmd, configs)
+    assert calls[-1][0][-2:] == ["--cache-dir", "book-cache"] and roots[-1] == [tmp_path / "book-cache"]
+    with pytest.raises(ValueError, match="--cache-dir"):
+        learning.command_line_runs(cmd + " --cache-dir elsewhere", configs)
+    monkeypatch.setattr(learning.training, "lookup", lambda c, dirs: None if c.seed else "run 0")
     with pytest.raises(RuntimeError, match="not in the cache"):
         learning.command_line_runs(cmd, configs)
     monkeypatch.setattr(
@@ -275,7 +285,8 @@ def test_decide_or_open_records_a_claim_when_decided_and_an_open_row_when_not(ch
     a, b = np.linspace(0.0, 0.1, 10), np.linspace(1.0, 1.1, 10)
     learning.decide_or_open(ch, "x-decided", evidence=[learning.lower("a < b", a, b, "a", "b", paired=True)], **row)
     learning.decide_or_open(ch, "x-open", evidence=[learning.lower("a < a", a, a[::-1], "a", "a", paired=False)], **row)
-    got = {r.id: r for r in claims.rows()}
+    got = {r.id: r for r in ch.rows.rows()}  # the chapter's own rows, not the active chapter's
+    assert claims.rows() == []
     assert got["learning-x-decided"].kind == "claim" and got["learning-x-decided"].setting == "n=32"
     assert got["learning-x-open"].kind == "open" and got["learning-x-open"].decides == "a GPU"
     assert got["learning-x-open"].ours.startswith("undetermined at n=32: a < a: undetermined (")

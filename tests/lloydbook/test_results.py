@@ -1,7 +1,7 @@
 """lloydbook.results: the checkout's folders (recorded results, the training cache) that the chapters use.
 
-Every test that sets ``$LLOYD_CACHE`` (``use_cache`` does) goes through ``monkeypatch``, so the
-environment is restored afterwards.
+Every test that sets ``$LLOYD_CACHE`` goes through ``monkeypatch``, so the environment is restored
+afterwards; nothing in lloydbook sets it.
 """
 
 import json
@@ -13,7 +13,6 @@ import pytest
 import torch
 
 from lloydbook import results
-from lloydlib import training
 
 
 @pytest.fixture
@@ -43,10 +42,12 @@ def test_the_cache_is_the_environments_else_the_checkouts(monkeypatch, tmp_path,
     assert results.cache_dir() == tmp_path / "mine"
 
 
-def test_use_cache_points_the_library_at_it(no_cache_env):
+def test_use_cache_is_the_old_name_and_writes_no_environment(no_cache_env):
+    before = dict(os.environ)
     path = results.use_cache()
-    assert os.environ["LLOYD_CACHE"] == str(path) and training.cache_dir() == path
+    assert path == results.cache_dir() and dict(os.environ) == before and "LLOYD_CACHE" not in os.environ
     assert path == results.checkout() / ".lloydlib-cache" or not os.access(results.checkout(), os.W_OK)
+    assert results.RECORDED_STORE == "results/recorded/<machine>"
 
 
 def test_outside_a_checkout_nothing_is_recorded(elsewhere, no_cache_env, tmp_path):

@@ -2,6 +2,7 @@
 
 import ast
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -150,11 +151,30 @@ def test_runs_reads_the_store_and_trains_only_what_is_missing(tmp_path, monkeypa
     training.write_store(tmp_path / "store", {"tiny": [first]}, rebuild="make runs")
     monkeypatch.setenv("LLOYD_STORE", str(tmp_path / "store"))
     monkeypatch.setenv("LLOYD_CACHE", str(tmp_path / "cache"))
+    environ = dict(os.environ)
     runs = sweeps.runs("tiny")
     assert [r.config.seed for r in runs] == [0, 1] and runs[0].info["store"] == str(tmp_path / "store")
     assert "2 runs, 1 from the run store, 0 from the cache, 1 trained now" in capsys.readouterr().out
+    assert runs[1].info["path"].startswith(str(tmp_path / "cache"))
     sweeps.runs("tiny")
     assert "2 runs, 1 from the run store, 1 from the cache, 0 trained now" in capsys.readouterr().out
+    assert dict(os.environ) == environ  # the cache is passed on, never written into the environment
+
+
+def test_runs_leaves_the_environment_alone_and_uses_the_books_cache(tmp_path, monkeypatch, capsys):
+    """Without $LLOYD_CACHE, sweeps.runs trains into lloydbook.results.cache_dir() and sets no variable."""
+    base = training.TrainConfig(d=2, k=2, n=6, steps=2, batch=2, val_tasks=2, eval_every=1, plateau=False, device="cpu")
+    tiny = sweeps.Sweep("tiny", "04_learning", "learning", "a test", lambda p: [(base, dict(seed=[0]))])
+    monkeypatch.setitem(sweeps.SWEEPS, "tiny", tiny)
+    monkeypatch.setenv("LLOYD_STORE", str(tmp_path / "no-store"))
+    monkeypatch.delenv("LLOYD_CACHE", raising=False)
+    monkeypatch.setattr(sweeps.results, "cache_dir", lambda: tmp_path / "book-cache")
+    environ = dict(os.environ)
+    (run,) = sweeps.runs("tiny")
+    assert dict(os.environ) == environ and "LLOYD_CACHE" not in os.environ
+    assert training.lookup(base, [tmp_path / "book-cache"]) is not None and run.info["path"].startswith(
+        str(tmp_path / "book-cache")
+    )
 
 
 def test_fig10a_paper_is_fig10_at_the_paper_setting_in_priority_order_at_every_scale():

@@ -1,9 +1,10 @@
-"""Tests of lloydbook.tables: an HTML table whose cells may hold math, and sympy expressions as inline TeX."""
+"""Tests of lloydbook.tables: an HTML table whose cells may hold math, sympy expressions as inline TeX, a build's
+settings beside the paper's, and settings as text."""
 
 import pytest
 import sympy as sp
 
-from lloydbook.tables import Table, tex
+from lloydbook.tables import Table, departures, fmt_list, setting_text, settings_table, tex
 
 
 def test_html_has_the_header_rows_and_mathjax_class():
@@ -39,3 +40,23 @@ def test_tex_is_inline_math():
     x = sp.Symbol("x")
     assert tex(x**2 / 2) == r"\(\frac{x^{2}}{2}\)"
     assert tex(sp.Integer(3)) == r"\(3\)"
+
+
+def test_fmt_list():
+    assert fmt_list([0.1, 1.0, 4]) == "0.1, 1, 4"
+    assert fmt_list([(4, 0.1)]) == "(4, 0.1)"
+    assert fmt_list(32) == "32"
+
+
+def test_settings_table_and_departures():
+    rows = [("n", 512, 64), ("B", 32, 32), ("tau", "1, 0.1", "1, 0.1")]
+    assert departures(rows) == [("n", 512, 64)]
+    table = settings_table(rows)
+    assert isinstance(table, Table)
+    assert table.rows == [["n", "512", "64", "departs"], ["B", "32", "32", ""], ["tau", "1, 0.1", "1, 0.1", ""]]
+
+
+def test_setting_text_writes_sets_and_counts_last():
+    assert setting_text(n=32, d=[4, 16], k=6, steps=6000, seeds=10) == "n=32, d in {4, 16}, k=6; 6,000 steps; 10 seeds"
+    assert setting_text(seeds=3, tau=0.25, lr=(0.001, 1.0)) == "tau=0.25, lr in {0.001, 1}; 3 seeds"
+    assert setting_text() == ""

@@ -1,7 +1,8 @@
 """The shape of the code base, checked statically: sizes, import cycles, layering and dependencies.
 
 - no source file of ``lloydlib`` or ``lloydbook`` runs over 450 lines;
-- the library's modules import each other without cycles, counting imports inside functions too;
+- the modules of each package (the library, and the book layer) import each other without cycles, counting
+  imports inside functions too, and the package ``__init__`` that importing a submodule runs first;
 - the library never imports the book layer (``lloydbook``);
 - the runtime dependencies in ``pyproject.toml`` are exactly the third-party packages the library imports;
 - no library source, chapter or book page cites the project's private technical briefs.
@@ -16,19 +17,18 @@ from pathlib import Path
 
 import pytest
 
-tomllib = pytest.importorskip("tomllib")  # Python >= 3.11
-
 ROOT = Path(__file__).resolve().parents[2]
 MAX_LINES = 450
 # import name -> distribution name, where they differ
 DISTRIBUTION = {"yaml": "pyyaml", "sklearn": "scikit-learn"}
 
 
-def modules(package: str) -> dict[str, Path]:
-    """Every module of ``package`` by dotted name (a package is named by its ``__init__.py``)."""
+def modules(package: str, root: Path = ROOT) -> dict[str, Path]:
+    """Every module of ``package`` (a folder of ``root``) by dotted name (a package is named by its
+    ``__init__.py``)."""
     out = {}
-    for path in sorted((ROOT / package).rglob("*.py")):
-        parts = list(path.relative_to(ROOT).with_suffix("").parts)
+    for path in sorted((root / package).rglob("*.py")):
+        parts = list(path.relative_to(root).with_suffix("").parts)
         if parts[-1] == "__init__":
             parts = parts[:-1]
         out[".".join(parts)] = path
@@ -61,13 +61,30 @@ def imported_names(name: str, path: Path, known: set[str] | frozenset = frozense
     return found
 
 
-def library_graph() -> dict[str, set[str]]:
-    """Edges module -> library modules it imports (names that are not modules, e.g. functions, dropped)."""
-    mods = modules("lloydlib")
-    return {
-        name: {m for m in imported_names(name, path, set(mods)) if m in mods and m != name}
-        for name, path in mods.items()
-    }
+def _packages_above(name: str) -> list[str]:
+    """The packages that hold the module ``name``, outermost first: ``a.b.c`` -> ``["a", "a.b"]``."""
+    parts = name.split(".")
+    return [".".join(parts[:i]) for i in range(1, len(parts))]
+
+
+def package_graph(package: str, root: Path = ROOT) -> dict[str, set[str]]:
+    """Edges module -> the modules of ``package`` it imports, anywhere in its source (at the top and inside
+    functions; names that are not modules, e.g. functions, dropped).
+
+    Importing ``a.b.c`` runs the packages ``a`` and ``a.b`` first (their ``__init__``), so an import of a
+    module is also an import of every package above it, except the packages above the importing module
+    itself, which are already being imported when it runs.
+    """
+    mods = modules(package, root)
+    graph = {}
+    for name, path in mods.items():
+        running = set(_packages_above(name)) | ({name} if path.name == "__init__.py" else set())
+        edges = set()
+        for m in imported_names(name, path, set(mods)):
+            if m in mods:
+                edges.update(x for x in (*_packages_above(m), m) if x in mods and x not in running and x != name)
+        graph[name] = edges
+    return graph
 
 
 def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
@@ -112,14 +129,33 @@ def test_no_source_file_over_the_limit(package):
     assert not long, f"source files over {MAX_LINES} lines: {long}"
 
 
-def test_library_has_no_import_cycles():
-    found = cycles(library_graph())
-    assert not found, f"import cycles among library modules: {found}"
+@pytest.mark.parametrize("package", ["lloydlib", "lloydbook"])
+def test_no_import_cycles(package):
+    found = cycles(package_graph(package))
+    assert not found, f"import cycles among {package}'s modules (imports inside functions counted): {found}"
 
 
 def test_cycle_finder_finds_a_cycle():
     assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
     assert cycles({"a": {"b"}, "b": set()}) == []
+
+
+def test_the_graph_counts_imports_inside_functions_and_package_inits(tmp_path):
+    """A cycle closed by an import inside a function, and one closed by the ``__init__`` that importing a
+    submodule runs, are both found; a package's ``__init__`` importing its own submodules is no cycle."""
+    pkg = tmp_path / "pkg"
+    (pkg / "sub").mkdir(parents=True)
+    (pkg / "__init__.py").write_text("from . import a, sub\n")
+    (pkg / "a.py").write_text("def f():\n    from .b import g\n")
+    (pkg / "b.py").write_text("from . import a\n")
+    (pkg / "sub" / "__init__.py").write_text("from .x import h\n")
+    (pkg / "sub" / "x.py").write_text("from ..c import k\n")
+    (pkg / "sub" / "y.py").write_text("z = 1\n")
+    (pkg / "c.py").write_text("from .sub.y import z\n")
+    graph = package_graph("pkg", tmp_path)
+    assert "pkg" not in graph["pkg.a"] and "pkg.sub" not in graph["pkg.sub.x"]  # packages already running
+    assert "pkg.sub" in graph["pkg.c"]  # importing pkg.sub.y runs pkg/sub/__init__.py first
+    assert sorted(cycles(graph)) == [["pkg.a", "pkg.b"], ["pkg.c", "pkg.sub", "pkg.sub.x"]]
 
 
 def test_relative_imports_resolve(tmp_path):
@@ -143,6 +179,7 @@ def test_library_never_imports_the_book_layer():
 def test_runtime_dependencies_are_what_the_library_imports():
     """The required dependencies are exactly the library's imports, less those of optional extras
     (``distributed``: ray, imported only inside the Ray executor)."""
+    tomllib = pytest.importorskip("tomllib")  # Python >= 3.11
     stdlib = set(sys.stdlib_module_names)
     imported = set()
     for name, path in modules("lloydlib").items():

@@ -83,7 +83,7 @@ def test_duplicate_id_for_another_claim_raises(chapter):
 
 
 def test_setup_starts_a_fresh_chapter(monkeypatch, tmp_path):
-    monkeypatch.setenv("LLOYD_CACHE", str(tmp_path))  # setup points $LLOYD_CACHE at the cache: leave no trace
+    monkeypatch.setenv("LLOYD_CACHE", str(tmp_path))
     book.setup("lloyd")
     claims.record("lloyd-a", **good())
     book.setup("construction")
@@ -132,7 +132,7 @@ def test_id_must_carry_the_chapter_key(chapter):
 
 
 def test_record_before_any_chapter_raises(monkeypatch):
-    monkeypatch.setattr(sys.modules["lloydbook.claims.registry"], "_chapter", None)
+    monkeypatch.setattr(sys.modules["lloydbook.claims.registry"], "_active", None)
     with pytest.raises(RuntimeError, match="book.setup"):
         claims.record("lloyd-a", **good())
     with pytest.raises(RuntimeError, match="book.setup"):
@@ -236,3 +236,17 @@ def test_rows_read_back_from_json_only_when_whole():
         claims.Row.from_dict({"id": "lloyd-a"})
     with pytest.raises(ValueError, match="chapter"):
         claims.ClaimsTable.from_json({"rows": []})
+
+
+def test_rows_are_each_chapters_own(chapter):
+    """Two Rows never share a row; the module's functions act on the active ones alone."""
+    mine, other = claims.Rows("lloyd"), claims.Rows("lloyd")
+    mine.record("lloyd-a", **good())
+    other.open_row("lloyd-b", statement="s", source="src", paper="p", decides="a GPU")
+    assert [r.id for r in mine.rows()] == ["lloyd-a"] and [r.id for r in other.open_rows()] == ["lloyd-b"]
+    assert claims.rows() == [] and mine.counts()["reproduced"] == 1 and other.counts()["open"] == 1
+    with pytest.raises(ValueError, match="'lloyd-'"):
+        mine.record("construction-a", **good())
+    assert claims.activate(mine) is mine and claims.chapter() == "lloyd" and claims.claims() == mine.claims()
+    with pytest.raises(TypeError, match="Rows"):
+        claims.activate("lloyd")

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from _made_up_runs import run
 
-from lloydbook import book, claims
+from lloydbook import book, claims, results
 from lloydbook.paper_scale import report
 from lloydbook.sweeps import paper_sweeps, sweep_commands, sweep_configs
 
@@ -44,7 +44,7 @@ def machine(monkeypatch):
 
 def test_gpu_commands_lists_every_command_of_the_sweeps_named():
     table = report.gpu_commands(PAPER, ("Fig. 10a", "Fig. 17"))
-    expected = [sweep_commands(*SWEEPS[n], report.GPU_CACHE) for n in ("Fig. 10a", "Fig. 17")]
+    expected = [sweep_commands(*SWEEPS[n], results.RECORDED_STORE) for n in ("Fig. 10a", "Fig. 17")]
     assert [r[0] for r in table.rows] == ["Fig. 10a"] * len(expected[0]) + ["Fig. 17"] * len(expected[1])
     assert table.rows[0][1] == f"<code>{expected[0][0].replace('<', '&lt;').replace('>', '&gt;')}</code>"
     assert "&lt;machine&gt;" in table.header[1] and "<machine>" not in table._repr_html_().replace("<code>", "")

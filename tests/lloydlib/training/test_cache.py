@@ -9,7 +9,8 @@ import pytest
 import torch
 
 from lloydlib import training
-from lloydlib.training import TrainConfig, cache
+from lloydlib.training import TrainConfig, cache, fingerprint, store
+from lloydlib.training import cache as cache_module
 
 
 def states_equal(a: torch.nn.Module, b: torch.nn.Module) -> bool:
@@ -205,3 +206,100 @@ def _torch_bytes(obj) -> bytes:
     buf = io.BytesIO()
     torch.save(obj, buf)
     return buf.getvalue()
+
+
+# ----------------------------------------------------------------------------------------- runs of other code
+OTHER_CODE = {"fingerprint": "0123456789ab", "code_id": "ba9876543210"}
+
+
+def _rewrite_info(folder, change):
+    """Apply ``change`` to the ``info`` of the cached run in ``folder`` (its result.pt and result.json)."""
+    blob = torch.load(folder / "result.pt", weights_only=True)
+    change(blob["info"])
+    torch.save(blob, folder / "result.pt")
+    summary = json.loads((folder / "result.json").read_text())
+    change(summary["info"])
+    (folder / "result.json").write_text(json.dumps(summary))
+
+
+def test_a_written_run_records_the_code_that_trained_it(cache, tiny):
+    cfg = TrainConfig(**tiny)
+    training.train(cfg, progress=False)
+    fp = fingerprint.fingerprint()
+    ids = cache_module.code_ids()
+    assert ids == {"fingerprint": store.fingerprint_id(fp), "code_id": fingerprint.fingerprint_id(fp["modules"])}
+    assert fingerprint.fingerprint_id(fp) == store.fingerprint_id(fp)  # the id a run store files it under
+    folder = cache / "runs" / cfg.key()
+    blob = torch.load(folder / "result.pt", weights_only=True)
+    assert {k: blob["info"][k] for k in ids} == ids
+    assert {k: json.loads((folder / "result.json").read_text())["info"][k] for k in ids} == ids
+    assert cache_module.is_current(training.lookup(cfg).info) and not cache_module.is_current({})
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        lambda info: info.update(OTHER_CODE),  # trained by other code
+        lambda info: [info.pop(k) for k in OTHER_CODE],  # written before runs recorded their code
+        lambda info: info.update(code_id=None),
+    ],
+)
+def test_a_run_of_other_code_counts_as_missing_and_is_trained_again(cache, tiny, change):
+    cfg = TrainConfig(**tiny)
+    first = training.train(cfg, progress=False)
+    folder = cache / "runs" / cfg.key()
+    _rewrite_info(folder, change)
+    assert training.lookup(cfg) is None and not training.cache.has(cfg) and training.lookup(cfg, [cache]) is None
+    assert training.store.lookup(cfg, [cache]) is None
+    (again,) = training.train_many([cfg], progress=False)  # trained again, and the stale entry replaced
+    assert again.info["cached"] is True and cache_module.is_current(again.info)
+    assert states_equal(again.model, first.model)  # the same code trains the same run
+    assert training.cache.has(cfg) and cache_module.is_current(
+        torch.load(folder / "result.pt", weights_only=True)["info"]
+    )
+
+
+def test_another_torch_alone_does_not_make_a_run_stale(cache, tiny):
+    """As in a run store: the code's modules decide, the torch version (in ``fingerprint``) does not."""
+    cfg = TrainConfig(**tiny)
+    training.train(cfg, progress=False)
+    _rewrite_info(cache / "runs" / cfg.key(), lambda info: info.update(fingerprint="0123456789ab"))
+    assert training.lookup(cfg) is not None and training.cache.has(cfg)
+
+
+def test_a_current_run_of_another_root_serves_when_the_first_is_stale(cache, tiny):
+    cfg = TrainConfig(**tiny)
+    training.train(cfg, cache_dir=cache.parent / "old", progress=False)
+    training.train(cfg, progress=False)
+    _rewrite_info(cache.parent / "old" / "runs" / cfg.key(), lambda info: info.update(OTHER_CODE))
+    run = training.lookup(cfg, [cache.parent / "old", cache])
+    assert run is not None and run.info["path"] == str(cache / "runs" / cfg.key())
+
+
+def test_write_result_replaces_a_stale_result_and_keeps_a_current_one(cache, tiny, monkeypatch):
+    cfg = TrainConfig(**tiny)
+    run = training.train(cfg, cache_dir=cache.parent / "src", progress=False)
+    with monkeypatch.context() as m:
+        m.setattr(cache_module, "code_ids", lambda: OTHER_CODE)  # a writer running other code
+        training.write_result(cache, run)
+    folder = cache / "runs" / cfg.key()
+    assert torch.load(folder / "result.pt", weights_only=True)["info"]["code_id"] == OTHER_CODE["code_id"]
+    assert training.lookup(cfg) is None
+    training.write_result(cache, _with_info(run, seconds=-1.0))
+    assert (
+        torch.load(folder / "result.pt", weights_only=True)["info"]["seconds"] == -1.0
+        and training.lookup(cfg) is not None
+    )
+    training.write_result(cache, _with_info(run, seconds=-2.0))  # a current result is kept, as before
+    assert torch.load(folder / "result.pt", weights_only=True)["info"]["seconds"] == -1.0
+
+
+def test_a_loaded_run_is_not_stamped_with_this_code(cache, tiny):
+    """Writing a run that was loaded (``info["cached"]``) never gives it this code's ids: a stale run stays
+    stale wherever it is copied."""
+    cfg = TrainConfig(**tiny)
+    training.train(cfg, cache_dir=cache.parent / "src", progress=False)
+    _rewrite_info(cache.parent / "src" / "runs" / cfg.key(), lambda info: [info.pop(k) for k in OTHER_CODE])
+    (loaded,) = training.load_runs(cache.parent / "src")  # load_runs lists what a root holds, stale or not
+    training.write_result(cache, loaded)
+    assert training.lookup(cfg) is None
