@@ -90,14 +90,14 @@ class Chapter:
         """Glue ``value`` as ``<key>-<name>`` (not displayed unless ``display``); returns ``value``."""
         return glue(self.name(name), value, display=display)
 
-    def glue_many(self, values: dict) -> dict:
-        """Glue every ``name -> value`` of ``values`` (names without the prefix), none displayed."""
+    def glue_many(self, values: dict) -> None:
+        """Glue every ``name -> value`` of ``values`` (names without the prefix), none displayed. Returns None,
+        so that a cell that ends with it shows nothing (a returned dict would be displayed raw)."""
         if not isinstance(values, dict):
             raise TypeError(f"values must be a dict of glue name -> value, got {type(values).__name__}")
         names = {self.name(name): value for name, value in values.items()}  # every name checked before any glue
         for name, value in names.items():
             glue(name, value, display=False)
-        return values
 
     def seed(self, name: str) -> int:
         """A seed (0 <= seed < 2**31) for the random draw called ``name`` in this chapter: the same at every
