@@ -1,11 +1,12 @@
-"""The book's run store: ``python -m lloydbook.runs check|verify|build|train-missing|drift``.
+"""The book's run store: ``python -m lloydbook.runs check|verify|build|recertify|train-missing|drift``.
 
 Every run of the stored sweeps of :mod:`lloydbook.sweeps` at ``default`` (which are also the ``ci``
 runs) is trained once and committed under ``results/runs/`` (the format is
 :mod:`lloydlib.training.store`'s), with the fingerprint of the code that trained it. Then:
 
 - ``check`` (``make test``, first): the store is this code's (else it names the changed modules and
-  says to run ``make runs``) and complete (else it names the missing sweeps);
+  the two ways out: ``make runs``, or ``recertify`` when the change leaves the arithmetic equal) and
+  complete (else it names the missing sweeps);
 - ``verify`` (``make test``): re-trains a sample, at least one run of every shape (embedding, loss, d,
   k, n, family), for its first :data:`STEPS` steps and compares them with the stored runs within
   :data:`TOLERANCE`; the sample is drawn from a printed seed (``--seed`` replays it); runs recorded on
@@ -14,6 +15,12 @@ runs) is trained once and committed under ``results/runs/`` (the format is
 - ``build`` (``make runs``): trains every stored run cold, writes the store, then verifies it; ``build
   --keep`` trains only the runs the store lacks (a sweep grown by new settings), reads the others from the
   store (which must be this code's), and writes and verifies the whole store the same way;
+- ``recertify`` (after a code change that should leave every run's numbers as they were: a faster kernel,
+  say): re-trains a sample, ``--per-shape`` runs of every shape (default 1), over their whole length and
+  compares every step within :data:`TOLERANCE`, up to the step where rounding alone parts a run from
+  itself (:mod:`lloydlib.training.recertify`); only if every run agrees, the store is re-stamped with this
+  code's fingerprint and the re-certification recorded in its manifest. ``--store`` names another store of
+  the same format (a recorded ``results/recorded/<machine>/``, say); ``--workers`` re-trains in parallel;
 - ``train-missing`` (``make book``, first): trains into the cache whatever the stacked sweeps at the
   scale lack (nothing at ``ci`` and ``default`` when the store is complete), so that the chapters'
   stacks share the training processes;
@@ -28,6 +35,7 @@ import json
 import secrets
 import shutil
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -35,11 +43,23 @@ import numpy as np
 import torch
 
 from lloydlib import hardware, training
-from lloydlib.training import verify
+from lloydlib.training import baseline, fingerprint, verify
+from lloydlib.training import recertify as recertification
 
-from . import book, results, sweeps
+from . import book, record, results, sweeps
 
-__all__ = ["STEPS", "GPU_STEPS", "PER_SHAPE", "TOLERANCE", "missing", "check", "sample", "main"]
+__all__ = [
+    "STEPS",
+    "GPU_STEPS",
+    "PER_SHAPE",
+    "TOLERANCE",
+    "RECERTIFY",
+    "missing",
+    "check",
+    "sample",
+    "recertify",
+    "main",
+]
 
 #: steps each sampled run re-trains (48 shapes x 2 runs x 300 steps; the d=32 shapes cost the most)
 STEPS = 300
@@ -53,6 +73,8 @@ PER_SHAPE = 2
 #: and the trajectories part by a finite step; two threads (1.6e-3) and the single-run engine of that time
 #: (2.0e-3, before ``train`` became a stack of one) no more. The tolerances are 35 and 5 times those.
 TOLERANCE = (1e-5, 1e-2)
+#: the command that re-certifies the run store after a code change (the stale-store message names it)
+RECERTIFY = "python -m lloydbook.runs recertify"
 
 
 def _stacked_configs(scale: str) -> list:
@@ -77,6 +99,8 @@ def check() -> list[str]:
     """The problems of the checkout's store ([] when it is this code's, this torch's and complete)."""
     try:
         store = results.store()
+    except training.StaleStoreError as e:  # named with both ways out, whatever the manifest records
+        return [str(training.StaleStoreError(e.path, e.changes, e.runs, e.rebuild, e.recertify or RECERTIFY))]
     except training.StoreError as e:
         return [str(e)]
     if store is None:
@@ -86,7 +110,8 @@ def check() -> list[str]:
     if changes:
         problems.append(
             f"the run store {store.root} was trained by other code: {'; '.join(changes)}; rebuild it with "
-            f"{results.REBUILD}"
+            f"{results.REBUILD}, or, if the change leaves every run's numbers equal within the verification's "
+            f"tolerance, re-certify it with {RECERTIFY}"
         )
     for scale in ("ci", "default"):
         lack = missing(store, scale)
@@ -103,7 +128,7 @@ def check() -> list[str]:
             f"the run store holds {len(extra)} runs no stored sweep lists (e.g. {store.manifest['runs'][extra[0]]['label']}); "
             f"rebuild it with {results.REBUILD}"
         )
-    return problems
+    return problems + record.problems()  # the recorded stores under results/recorded/: damaged or stale
 
 
 def sample(seed: int) -> list:
@@ -178,12 +203,128 @@ def _build(workers: int, cache: str | None, resume: bool, seed: int | None, keep
         {name: [runs[c.key()] for c in cfgs] for name, cfgs in groups.items()},
         rebuild=results.REBUILD,
         note=f"trained on {'; '.join(machines)}",
+        recertify=RECERTIFY,
     )
     size = sum(f["bytes"] for f in manifest["files"].values())
     print(
         f"make runs: trained in {trained:.0f} s; wrote {len(runs)} runs, {size / 1e6:.1f} MB, to {results.store_dir()}"
     )
     return _verify(seed)
+
+
+def _command(root: Path) -> str:
+    """The re-certification command of the store at ``root``: :data:`RECERTIFY`, with ``--store`` unless it
+    is the checkout's."""
+    default = results.store_dir()
+    if default is not None and root.resolve() == default.resolve():
+        return RECERTIFY
+    try:
+        shown = root.resolve().relative_to(results.ROOT)
+    except ValueError:
+        shown = root.resolve()
+    return f"{RECERTIFY} --store {shown}"
+
+
+def recertify(store=None, *, workers: int = 1, seed: int | None = None, per_shape: int = 1) -> int:
+    """Re-certify the store at ``store`` (default: the checkout's) for this code, printing each re-trained run
+    and the verdict (see :func:`lloydlib.training.recertify.recertify`); returns the exit status (0: the
+    store is this code's now, 1: a run disagreed and nothing was re-stamped). Bad arguments raise a
+    ValueError naming the argument."""
+    root = results.store_dir() if store is None else Path(store)
+    if root is None or not training.store.is_store(root):
+        raise ValueError(f"store must be a run store (a folder holding store.json), got {str(root)!r}")
+    seed = secrets.randbelow(2**31) if seed is None else seed
+    for name, value, least in (("workers", workers, 1), ("per_shape", per_shape, 1), ("seed", seed, 0)):
+        if isinstance(value, bool) or not isinstance(value, int) or value < least:
+            raise ValueError(f"{name} must be an integer >= {least}, got {value!r}")
+    t0 = time.time()
+    print(
+        f"re-certification of {root}: seed {seed} (replay: {_command(root)} --seed {seed}), {per_shape} run(s) per "
+        f"shape, {workers} worker(s); tolerance {TOLERANCE[0]:g} at step 1 and {TOLERANCE[1]:g} after",
+        flush=True,
+    )
+    with tempfile.TemporaryDirectory() as tmp:
+        commit = _old_code(root, Path(tmp))
+        print(
+            f"the old code: commit {commit[:12]}, found in git history by its fingerprint: each run is re-trained "
+            "with it too, and the same numbers bit for bit certify it"
+            if commit
+            else "the old code: not to be had (not in git history, several fingerprints, or another torch): the "
+            "runs are compared with the stored ones only",
+            flush=True,
+        )
+        return _recertify(root, seed, per_shape, workers, Path(tmp) if commit else None, commit, t0)
+
+
+def _old_code(root: Path, dest: Path) -> str | None:
+    """The commit whose lloydlib trained the stale runs of the store at ``root`` (one fingerprint, this
+    torch), written into ``dest`` (:func:`lloydlib.training.baseline.find_code`); None if there is none."""
+    manifest = json.loads((root / training.store.MANIFEST).read_text())
+    current = fingerprint.fingerprint()
+    stale = {e["fingerprint"] for e in manifest["runs"].values()} - {training.store.fingerprint_id(current)}
+    if len(stale) != 1:
+        return None
+    old = manifest["fingerprints"][stale.pop()]
+    return baseline.find_code(old, results.ROOT, dest) if old.get("torch") == current["torch"] else None
+
+
+def _recertify(root: Path, seed: int, per_shape: int, workers: int, code, commit, t0: float) -> int:
+    """:func:`recertify` once the old code (``code``, from ``commit``) is found or not: prints each run and
+    the verdict, returns the exit status."""
+
+    def show(r) -> None:
+        c = r.check
+        span = "whole" if r.horizon is None else f"to the horizon, step {r.horizon}"
+        print(
+            f"  {'ok' if r.ok else 'MISMATCH':8s} {c.label:52s} {r.trained:5d} steps, {c.steps:5d} compared ({span}): "
+            f"step 1 {c.first:.1e}, later {c.later:.1e} ({c.where}); whole length {r.whole:.1e}"
+            + ("" if r.identical is None else "; the old code: " + ("the same" if r.identical else "other numbers"))
+            + f"; {r.seconds:.0f} s",
+            flush=True,
+        )
+
+    done = recertification.recertify(
+        root,
+        tolerance=TOLERANCE,
+        seed=seed,
+        per_shape=per_shape,
+        workers=workers,
+        command=_command(root),
+        baseline=code,
+        baseline_note=f"commit {commit}" if commit else "",
+        done=show,
+    )
+    same = sum(bool(r.identical) for r in done.rechecks)
+    took = f"{len(done.rechecks)} runs re-trained in {time.time() - t0:.0f} s" + (
+        f", {same} of them bit for bit as the old code trains them" if code is not None else ""
+    )
+    if not done.old:
+        print(f"re-certification: the run store {root} is this code's already; nothing to re-certify")
+        return 0
+    big = done.largest()
+    if done.ok:
+        print(
+            f"re-certification: PASSED, {took}; largest step-1 difference {big['first']:.1e} against {TOLERANCE[0]:g}, "
+            f"largest later difference {big['later']:.1e} ({big['where']}) against {TOLERANCE[1]:g} (over the runs "
+            f"the old code did not certify bit for bit); {done.restamped} "
+            f"runs re-stamped from {', '.join(done.old)} to {done.new} ({'; '.join(done.changes)}), recorded in "
+            f"{root / training.store.MANIFEST}"
+        )
+        return 0
+    for r in done.failed:
+        c = r.check
+        print(
+            f"re-certification FAILED: {c.label} (key {c.key}): step 1 {c.first:.2e}, later {c.later:.2e} at {c.where} "
+            f"(tolerance {TOLERANCE[0]:g}, {TOLERANCE[1]:g}), status stored/now {c.status}",
+            file=sys.stderr,
+        )
+    print(
+        f"re-certification: FAILED, {took}; {len(done.failed)} of {len(done.rechecks)} runs disagree; nothing was "
+        f"re-stamped: this code does not train the stored runs ({'; '.join(done.changes)}); rebuild the store with: "
+        f"{json.loads((root / training.store.MANIFEST).read_text()).get('rebuild') or results.REBUILD}",
+        file=sys.stderr,
+    )
+    return 1
 
 
 def _drift(out: str, samples: int) -> int:
@@ -259,6 +400,11 @@ def main(argv=None) -> int:
     b.add_argument(
         "--keep", action="store_true", help="train only the runs the store lacks; read the others from the store"
     )
+    r = sub.add_parser("recertify", help="re-train a sample whole and re-stamp a stale store if every run agrees")
+    r.add_argument("--store", default=None, help="the store (default: the checkout's, results/runs)")
+    r.add_argument("--workers", type=int, default=1, help="processes re-training at once (default 1)")
+    r.add_argument("--seed", type=int, default=None, help="the sample's seed (default: drawn and printed)")
+    r.add_argument("--per-shape", type=int, default=1, help="runs re-trained per shape (default 1)")
     t = sub.add_parser("train-missing", help="train what the stacked sweeps at the scale lack into the cache")
     t.add_argument("--scale", choices=book.SCALE_NAMES, default=None, help="default: $LLOYD_SCALE")
     t.add_argument("--workers", type=int, default=None)
@@ -282,6 +428,11 @@ def main(argv=None) -> int:
         return _build(args.workers, args.cache, args.resume, args.seed, args.keep)
     if args.command == "drift":
         return _drift(args.out, args.samples)
+    if args.command == "recertify":
+        try:
+            return recertify(args.store, workers=args.workers, seed=args.seed, per_shape=args.per_shape)
+        except ValueError as e:
+            parser.error(str(e))
     return _train_missing(args.scale, args.workers)
 
 

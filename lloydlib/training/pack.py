@@ -1,4 +1,6 @@
-"""Writing a run store (the format is :mod:`lloydlib.training.store`'s): :func:`write_store`."""
+"""Writing a run store (the format is :mod:`lloydlib.training.store`'s): :func:`write_store`, and
+:func:`restamp`, which gives a re-certified store's runs this code's fingerprint
+(:mod:`lloydlib.training.recertify`)."""
 
 from __future__ import annotations
 
@@ -18,9 +20,9 @@ import lloydlib
 from . import fingerprint as _fingerprint
 from .cache import Run, atomic_write, run_lock
 from .config import DTYPES
-from .store import FORMAT, HISTORY, MANIFEST, fingerprint_id
+from .store import FORMAT, HISTORY, MANIFEST, StoreError, fingerprint_id
 
-__all__ = ["write_store"]
+__all__ = ["write_store", "restamp"]
 
 
 def _pack(group: str, runs: list[Run]) -> bytes:
@@ -73,19 +75,31 @@ def _json_default(obj):
     raise TypeError(f"cannot store {type(obj).__name__} {obj!r} in a run's info")
 
 
-def write_store(root, groups: dict, *, rebuild: str, fingerprint: dict | None = None, note: str = "") -> dict:
+def write_store(
+    root,
+    groups: dict,
+    *,
+    rebuild: str,
+    fingerprint: dict | None = None,
+    note: str = "",
+    recertify: str | None = None,
+) -> dict:
     """Write the runs ``groups`` (name -> list of finished :class:`Run`) as the store at ``root``; returns
     the new manifest. Replaces what was there (old files are removed once the new manifest is in place).
 
     ``rebuild`` is the command that rebuilds this store (kept in the manifest, quoted by every error);
     ``fingerprint`` is the code that trained the runs (default: this code's,
     :func:`~lloydlib.training.fingerprint.fingerprint`); ``note`` is free text kept in the manifest (e.g.
-    the hardware the runs trained on). A run listed by several groups is stored once.
+    the hardware the runs trained on); ``recertify``, the command that re-certifies the store after a code
+    change (kept in the manifest when given, quoted by the stale-store error). A run listed by several groups
+    is stored once.
     """
     if not isinstance(groups, dict) or not groups:
         raise TypeError(f"groups must be a non-empty dict of group name -> list of Run, got {type(groups).__name__}")
     if not isinstance(rebuild, str) or not rebuild.strip():
         raise ValueError(f"rebuild must be the command that rebuilds the store, got {rebuild!r}")
+    if recertify is not None and (not isinstance(recertify, str) or not recertify.strip()):
+        raise ValueError(f"recertify must be the command that re-certifies the store, or None, got {recertify!r}")
     fp = _fingerprint.fingerprint() if fingerprint is None else fingerprint
     fid = fingerprint_id(fp)
     placed: dict[str, dict] = {}  # key -> manifest entry
@@ -121,6 +135,7 @@ def write_store(root, groups: dict, *, rebuild: str, fingerprint: dict | None = 
             format=FORMAT,
             written=time.strftime("%Y-%m-%dT%H:%M:%S%z"),
             rebuild=rebuild,
+            **({"recertify": recertify} if recertify else {}),
             note=note,
             lloydlib=lloydlib.__version__,
             numpy=np.__version__,
@@ -129,10 +144,57 @@ def write_store(root, groups: dict, *, rebuild: str, fingerprint: dict | None = 
             files=files,
             runs={k: {f: v for f, v in e.items() if f != "group"} for k, e in placed.items()},
         )
-        text = json.dumps(manifest, indent=1, sort_keys=True) + "\n"
-        atomic_write(root / MANIFEST, lambda f: f.write(text.encode()))
-        os.chmod(root / MANIFEST, 0o644)
+        _write_manifest(root, manifest)
         for old in root.glob("*.npz"):
             if old.name not in files:
                 old.unlink(missing_ok=True)
+    return manifest
+
+
+def _write_manifest(root: Path, manifest: dict) -> None:
+    text = json.dumps(manifest, indent=1, sort_keys=True) + "\n"
+    atomic_write(root / MANIFEST, lambda f: f.write(text.encode()))
+    os.chmod(root / MANIFEST, 0o644)  # a committed file, readable by all (mkstemp makes 0600)
+
+
+def restamp(root, expected: str, fingerprint: dict, record: dict, *, recertify: str | None = None) -> dict:
+    """Give every run of the store at ``root`` the fingerprint ``fingerprint`` and append ``record`` (a
+    JSON-able dict: what was re-certified) to the manifest's ``recertified`` list; returns the new manifest.
+
+    ``expected`` is the manifest's text when the re-certification read the store: if the manifest is
+    another now (a writer replaced the store meanwhile), nothing is written and a :class:`StoreError` says
+    so. The fingerprints the runs lose are dropped from ``fingerprints`` (``record`` should keep them). Only
+    the manifest is rewritten (the run files hold no fingerprint), atomically and under the store's lock,
+    as :func:`write_store` writes it: readers see the old manifest or the new one, whole. ``recertify``,
+    when given, becomes the manifest's re-certification command.
+    """
+    root = Path(root)
+    if not isinstance(expected, str):
+        raise TypeError(f"expected must be the manifest's text, got {type(expected).__name__}")
+    if not isinstance(fingerprint, dict) or not isinstance(fingerprint.get("modules"), dict):
+        raise TypeError(f"fingerprint must be a fingerprint dict with 'modules' and 'torch', got {fingerprint!r:.100}")
+    if not isinstance(record, dict):
+        raise TypeError(f"record must be a dict, got {type(record).__name__}")
+    json.dumps(record)  # JSON-able, before anything is written
+    with run_lock(root):
+        try:
+            text = (root / MANIFEST).read_text()
+        except FileNotFoundError:
+            text = None
+        manifest = json.loads(expected)
+        if text != expected:
+            raise StoreError(
+                root / MANIFEST,
+                "changed while it was re-certified (another writer replaced the store); nothing was re-stamped, "
+                "re-certify it again",
+                manifest.get("rebuild"),
+            )
+        fid = fingerprint_id(fingerprint)
+        for entry in manifest["runs"].values():
+            entry["fingerprint"] = fid
+        manifest["fingerprints"] = {fid: fingerprint}
+        manifest["recertified"] = [*manifest.get("recertified", []), record]
+        if recertify:
+            manifest["recertify"] = recertify
+        _write_manifest(root, manifest)
     return manifest

@@ -8,7 +8,10 @@ store's root.
 The format (``lloydlib-run-store/1``)
 -------------------------------------
 ``store.json``: ``format``; ``written`` (time); ``rebuild``, the one command that rebuilds the store
-(every error names it); ``lloydlib``, ``numpy``, ``python``; ``fingerprints``, id -> fingerprint
+(every error names it); ``recertify`` (optional), the command that re-certifies it after a code change
+(:mod:`lloydlib.training.recertify`; the stale-store error names it); ``recertified`` (optional), the
+re-certifications it passed, oldest first (what each re-trained and found: see
+:func:`lloydlib.training.recertify.recertify`); ``lloydlib``, ``numpy``, ``python``; ``fingerprints``, id -> fingerprint
 (:func:`lloydlib.training.fingerprint.fingerprint`: torch version and a hash per module); ``files``, name
 -> ``{"group", "sha256", "bytes", "runs"}``; ``runs``, key (:meth:`TrainConfig.key`) -> ``{"file",
 "index", "groups", "label", "fingerprint"}``. A run belongs to one file (the first group that holds it)
@@ -38,7 +41,10 @@ Stale runs
 ----------
 Every run records the fingerprint of the code that trained it. Opening a store whose runs were trained
 by other code (a module of :data:`~lloydlib.training.fingerprint.MODULES` changed) raises
-:class:`StaleStoreError`, naming the modules: nothing reads a stale run. Runs of another torch version
+:class:`StaleStoreError`, naming the modules and the two ways out: rebuild the store, or, when the change
+leaves the arithmetic equal within the verification's tolerance, re-certify it
+(:mod:`lloydlib.training.recertify`: a sample re-trained whole, the runs re-stamped with this code's
+fingerprint only if every one agrees). Nothing reads a stale run. Runs of another torch version
 are read with a :class:`StoreTorchWarning` (they may differ from this torch's in rounding; re-training
 a sample, :mod:`lloydlib.training.verify`, says by how much); :meth:`RunStore.check` refuses them too.
 """
@@ -67,6 +73,7 @@ __all__ = [
     "StoreError",
     "StaleStoreError",
     "StoreTorchWarning",
+    "RECERTIFY_FALLBACK",
     "RunStore",
     "is_store",
     "open_store",
@@ -83,21 +90,34 @@ _ARRAYS = {"meta", "train_losses", "weights_float32", "weights_float64", *(f"his
 
 
 class StoreError(RuntimeError):
-    """A store file that cannot be used: the message names the file, the problem and the rebuild command."""
+    """A store file that cannot be used: the message names the file, the problem and the rebuild command
+    (then ``also``, another way out, when given)."""
 
-    def __init__(self, path, problem: str, rebuild: str | None):
+    def __init__(self, path, problem: str, rebuild: str | None, *, also: str = ""):
         self.path, self.rebuild = Path(path), rebuild
         how = f"rebuild the store with: {rebuild}" if rebuild else "rebuild the store with the command that wrote it"
-        super().__init__(f"run store file {self.path} {problem}; {how}")
+        super().__init__(f"run store file {self.path} {problem}; {how}" + (f"; {also}" if also else ""))
+
+
+#: how a stale-store error names the re-certification when the store does not record its command
+RECERTIFY_FALLBACK = "lloydlib.training.recertify.recertify(<store>, tolerance=...)"
 
 
 class StaleStoreError(StoreError):
-    """The store's runs were trained by other code than this; ``changes`` lists what differs."""
+    """The store's runs (``runs`` of them) were trained by other code than this; ``changes`` lists what
+    differs. The message names both ways out: the ``rebuild`` command, and the ``recertify`` command (else
+    :data:`RECERTIFY_FALLBACK`), for a change that leaves the arithmetic equal within the verification's
+    tolerance."""
 
-    def __init__(self, path, changes: list[str], runs: int, rebuild: str | None):
-        self.changes = list(changes)
+    def __init__(self, path, changes: list[str], runs: int, rebuild: str | None, recertify: str | None = None):
+        self.changes, self.runs, self.recertify = list(changes), runs, recertify
         problem = f"holds {runs} run(s) trained by other code than this checkout's: " + "; ".join(changes)
-        super().__init__(path, problem, rebuild)
+        also = (
+            "or, if the change leaves every run's numbers equal within the verification's tolerance, re-certify "
+            "it (a sample re-trained whole; re-stamped only if every run agrees) with: "
+            + (recertify or RECERTIFY_FALLBACK)
+        )
+        super().__init__(path, problem, rebuild, also=also)
 
 
 class StoreTorchWarning(UserWarning):
@@ -118,13 +138,14 @@ def is_store(root) -> bool:
 class RunStore:
     """A store read whole into memory (see the module docstring): ``get(config)`` returns a run or None.
 
-    ``rebuild`` is quoted in errors when the manifest cannot be read (else the manifest's own command).
+    ``rebuild`` is quoted in errors when the manifest cannot be read (else the manifest's own command);
+    ``recertify`` in the stale-store error when the manifest names no re-certification command.
     ``check_code`` (default True) raises :class:`StaleStoreError` when runs were trained by other code.
     """
 
-    def __init__(self, root, *, rebuild: str | None = None, check_code: bool = True):
+    def __init__(self, root, *, rebuild: str | None = None, recertify: str | None = None, check_code: bool = True):
         self.root = Path(root)
-        self.rebuild = rebuild
+        self.rebuild, self.recertify = rebuild, recertify
         for attempt in range(5):
             try:
                 self._read()
@@ -138,7 +159,7 @@ class RunStore:
         if check_code and stale:
             fids = {fid for fid in self.manifest["fingerprints"] if self._changes(fid, False, current)}
             bad = sum(1 for e in self.manifest["runs"].values() if e["fingerprint"] in fids)
-            raise StaleStoreError(self.root / MANIFEST, stale, bad, self.rebuild)
+            raise StaleStoreError(self.root / MANIFEST, stale, bad, self.rebuild, self.recertify)
         torch_changes = [c for c in self.changes(current) if c.startswith("torch ")]
         if torch_changes:
             warnings.warn(
@@ -162,6 +183,7 @@ class RunStore:
             got = manifest.get("format") if isinstance(manifest, dict) else type(manifest).__name__
             raise StoreError(path, f"is not a lloydlib run store of format {FORMAT!r} (format: {got!r})", self.rebuild)
         self.rebuild = manifest.get("rebuild") or self.rebuild
+        self.recertify = manifest.get("recertify") or self.recertify
         for field in ("fingerprints", "files", "runs"):
             if not isinstance(manifest.get(field), dict):
                 raise StoreError(path, f"has no {field!r} table", self.rebuild)
@@ -243,7 +265,7 @@ class RunStore:
         ``torch_version``, this torch)."""
         changes = self.changes(torch_version=torch_version)
         if changes:
-            raise StaleStoreError(self.root / MANIFEST, changes, len(self), self.rebuild)
+            raise StaleStoreError(self.root / MANIFEST, changes, len(self), self.rebuild, self.recertify)
 
     def record(self, key: str) -> dict:
         """The stored record (``config``, ``status``, ``info``, ...) of the run ``key``, without its arrays."""
@@ -301,8 +323,9 @@ class RunStore:
 _OPEN: dict[str, tuple[tuple, RunStore]] = {}
 
 
-def open_store(root, *, rebuild: str | None = None) -> RunStore:
-    """The :class:`RunStore` at ``root``, read once per process while its manifest stays the same file."""
+def open_store(root, *, rebuild: str | None = None, recertify: str | None = None) -> RunStore:
+    """The :class:`RunStore` at ``root``, read once per process while its manifest stays the same file
+    (``rebuild`` and ``recertify``: see :class:`RunStore`)."""
     root = Path(root)
     path = root / MANIFEST
     try:
@@ -314,7 +337,7 @@ def open_store(root, *, rebuild: str | None = None) -> RunStore:
     hit = _OPEN.get(key)
     if hit is not None and hit[0] == stamp:
         return hit[1]
-    store = RunStore(root, rebuild=rebuild)
+    store = RunStore(root, rebuild=rebuild, recertify=recertify)
     _OPEN[key] = (stamp, store)
     return store
 

@@ -32,6 +32,7 @@ __all__ = [
     "relative_difference",
     "stable_steps",
     "stable_until",
+    "compare",
     "retrain",
 ]
 
@@ -134,7 +135,16 @@ def stable_until(steps, losses, n: int) -> int:
     return n
 
 
-def _compare(stored: Run, new: Run, steps: int, tolerance: tuple[float, float]) -> Check:
+def _diverged_within(run: Run, steps: int) -> bool:
+    at = run.info.get("diverged_at")
+    return run.status == "diverged" and (at is None or at <= steps)
+
+
+def compare(stored: Run, new: Run, steps: int, tolerance: tuple[float, float]) -> Check:
+    """The :class:`Check` of the re-trained run ``new`` against the ``stored`` one over their first ``steps``
+    steps (cut short by :func:`stable_steps` and :func:`stable_until`): the per-step training losses and the
+    relative validation losses of those steps, and whether each diverged within them. ``new`` may have
+    trained longer than ``steps``; what it did after them is not compared."""
     n = min(steps, len(stored.train_losses), len(new.train_losses))
     n = stable_steps(stored.train_losses[:n])
     n = stable_until(stored.history["step"], stored.history["val_rel_loss"], n)
@@ -148,9 +158,7 @@ def _compare(stored: Run, new: Run, steps: int, tolerance: tuple[float, float]) 
         later, where = float(train[1:].max()), f"train loss, step {int(train[1:].argmax()) + 2}"
     if val.size and float(val.max()) > later:
         later, where = float(val.max()), f"validation loss (Eq. 20), step {int(s_steps[rows[int(val.argmax())]])}"
-    diverged_at = stored.info.get("diverged_at")
-    early = stored.status == "diverged" and diverged_at is not None and diverged_at <= steps
-    status = ("diverged" if early else "done", new.status)
+    status = tuple("diverged" if _diverged_within(r, steps) else "done" for r in (stored, new))
     return Check(stored.key, stored.config.label(), n, first, later, where, tolerance, status)
 
 
@@ -178,7 +186,7 @@ def retrain(runs, steps: int, *, tolerance, threads: int | None = None) -> list[
         for r in runs:
             short = r.config.replace(steps=min(steps, r.config.steps), device="cpu")
             (new,) = train_stack([short], cache_dir=None, write=False, compile=False)
-            out.append(_compare(r, new, short.steps, tolerance))
+            out.append(compare(r, new, short.steps, tolerance))
         return out
     finally:
         torch.set_num_threads(before)

@@ -10,6 +10,7 @@ import pytest
 
 from lloydbook import results, runs, sweeps
 from lloydlib import training
+from lloydlib.training import fingerprint
 
 ROOT = Path(__file__).resolve().parents[2]
 VENV = Path(sys.prefix)
@@ -127,3 +128,66 @@ def test_build_keep_trains_only_what_the_store_lacks_and_rewrites_it_whole(tiny_
         assert training.lookup(r.config, [tmp_path / "train"]) is None
     for r in new:
         assert training.lookup(r.config, [tmp_path / "train"]) is not None
+
+
+def _other_code() -> dict:
+    """This code's fingerprint with one module changed: a store trained before a code change records it."""
+    fp = fingerprint.fingerprint()
+    return dict(fp, modules=dict(fp["modules"], **{"lloydlib/attention.py": "0" * 16}))
+
+
+def test_recertify_restamps_a_store_this_code_still_trains(tiny_store, capsys):
+    """A code change (simulated: the store records another fingerprint) makes the store stale; ``check``
+    names both ways out, and ``recertify`` re-trains one run per shape whole and re-stamps the store."""
+    training.write_store(results.store_dir(), {"tiny": tiny_store}, rebuild="make runs", fingerprint=_other_code())
+    (stale,) = [p for p in runs.check() if "other code" in p]
+    assert "lloydlib/attention.py changed" in stale and "rebuild the store with: make runs" in stale
+    assert (
+        f"re-certify it (a sample re-trained whole; re-stamped only if every run agrees) with: {runs.RECERTIFY}"
+        in stale
+    )
+    assert runs.main(["recertify", "--seed", "3"]) == 0
+    out = capsys.readouterr().out
+    assert (
+        f"re-certification of {results.store_dir()}: seed 3 (replay: {runs.RECERTIFY} --seed 3), 1 run(s) per shape"
+        in out
+    )
+    assert out.count("20 steps,    20 compared (whole)") == 2 and "re-certification: PASSED, 2 runs re-trained" in out
+    assert "4 runs re-stamped from" in out and "lloydlib/attention.py changed" in out
+    store = results.store()  # this code's now
+    assert not store.changes() and store.manifest["recertify"] == runs.RECERTIFY
+    (record,) = store.manifest["recertified"]
+    assert record["seed"] == 3 and len(record["keys"]) == 2 and record["tolerance"] == list(runs.TOLERANCE)
+    assert runs.main(["recertify"]) == 0 and "nothing to re-certify" in capsys.readouterr().out
+
+
+def test_recertify_leaves_a_store_alone_when_a_run_disagrees(tiny_store, tmp_path, capsys):
+    """Any store of the format (``--store``): a stored loss curve 5% off is named, and nothing is re-stamped."""
+    bad = tiny_store[0]
+    bad.train_losses = bad.train_losses * 1.05
+    root = tmp_path / "gpu" / "machine"
+    training.write_store(root, {"tiny": tiny_store}, rebuild="make gpu", fingerprint=_other_code())
+    text = (root / "store.json").read_text()
+    assert runs.main(["recertify", "--store", str(root), "--per-shape", "2", "--seed", "1"]) == 1
+    out, err = capsys.readouterr()
+    assert out.count("MISMATCH") == 1 and out.count(" ok ") == 3
+    assert f"re-certification FAILED: {bad.config.label()} (key {bad.key}): step 1 4.76e-02" in err
+    assert "1 of 4 runs disagree; nothing was re-stamped" in err and "rebuild the store with: make gpu" in err
+    assert (root / "store.json").read_text() == text
+    with pytest.raises(training.StaleStoreError):
+        training.RunStore(root)
+
+
+def test_recertify_names_a_bad_argument(tiny_store, tmp_path, capsys):
+    for argv, name in (
+        (["--workers", "0"], "workers"),
+        (["--per-shape", "0"], "per_shape"),
+        (["--seed", "-1"], "seed"),
+        (["--store", str(tmp_path / "nowhere")], "store"),
+    ):
+        training.write_store(results.store_dir(), {"tiny": tiny_store}, rebuild="make runs", fingerprint=_other_code())
+        with pytest.raises(SystemExit) as info:
+            runs.main(["recertify", *argv])
+        assert info.value.code == 2 and f"{name} must be" in capsys.readouterr().err
+    with pytest.raises(ValueError, match="per_shape must be an integer >= 1"):
+        runs.recertify(per_shape=0)

@@ -1,0 +1,248 @@
+"""lloydlib.training.recertify: a stale store whose runs this code still trains is re-stamped, and only then."""
+
+import dataclasses
+import json
+import shutil
+import subprocess
+from pathlib import Path
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+
+import lloydlib
+from lloydlib import training
+from lloydlib.training import TrainConfig, baseline, fingerprint, pack, recertify, store
+
+TOLERANCE = (1e-5, 1e-2)
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory):
+    """Four finished runs of two shapes (OH and BN, seeds 0 and 1), 20 steps each."""
+    tiny = dict(d=2, k=3, n=12, steps=20, batch=4, val_tasks=8, eval_every=5, device="cpu")
+    configs = [TrainConfig(**tiny, embedding=e, seed=s) for e in ("OH", "BN") for s in (0, 1)]
+    return training.train_many(configs, cache_dir=tmp_path_factory.mktemp("c"), progress=False)
+
+
+def other_code() -> dict:
+    """This code's fingerprint with one module changed: what a store trained before a code change records."""
+    fp = fingerprint.fingerprint()
+    return dict(fp, modules=dict(fp["modules"], **{"lloydlib/attention.py": "0" * 16}))
+
+
+def stale_store(root, runs, command="python -m lloydbook.runs recertify"):
+    training.write_store(root, {"tiny": runs}, rebuild="make runs", fingerprint=other_code(), recertify=command)
+    return root
+
+
+def test_the_stale_store_error_names_the_rebuild_and_the_recertification(runs, tmp_path):
+    with pytest.raises(training.StaleStoreError) as info:
+        training.RunStore(stale_store(tmp_path / "a", runs))
+    msg = str(info.value)
+    assert "lloydlib/attention.py changed" in msg and "rebuild the store with: make runs" in msg
+    assert "re-certify it" in msg and "with: python -m lloydbook.runs recertify" in msg
+    training.write_store(tmp_path / "b", {"tiny": runs}, rebuild="make runs", fingerprint=other_code())
+    with pytest.raises(training.StaleStoreError, match=r"re-certify it .* lloydlib\.training\.recertify\.recertify"):
+        training.RunStore(tmp_path / "b")  # no command recorded: the library function is named
+    with pytest.raises(training.StaleStoreError, match="with: my-recertify"):
+        training.RunStore(tmp_path / "b", recertify="my-recertify")
+
+
+def test_an_agreeing_store_is_restamped_and_the_manifest_records_the_recertification(runs, tmp_path):
+    root = stale_store(tmp_path, runs)
+    before = json.loads((root / store.MANIFEST).read_text())
+    (old,) = before["fingerprints"]
+    files = sorted(p.name for p in root.glob("*.npz"))
+    seen = []
+    got = recertify.recertify(root, tolerance=TOLERANCE, seed=0, done=seen.append)
+    assert got.ok and got.restamped == 4 and not got.failed and got.old == (old,)
+    assert got.changes == ("lloydlib/attention.py changed",)
+    assert len(got.rechecks) == 2 and {r.check.label.split(":")[0] for r in got.rechecks} == {"OH", "BN"}
+    assert sorted(r.check.key for r in seen) == sorted(r.check.key for r in got.rechecks)
+    for r in got.rechecks:  # re-trained over the whole length, every step compared
+        assert r.ok and r.trained == 20 and r.check.steps == 20 and r.horizon is None and r.whole <= 1e-6
+    s = training.RunStore(root)  # this code's now: no StaleStoreError
+    assert len(s) == 4 and sorted(p.name for p in root.glob("*.npz")) == files  # only the manifest changed
+    m = s.manifest
+    new = store.fingerprint_id(fingerprint.fingerprint())
+    assert m["fingerprints"] == {new: fingerprint.fingerprint()} and got.new == new
+    assert {e["fingerprint"] for e in m["runs"].values()} == {new}
+    (record,) = m["recertified"]
+    assert record["from"] == {old: other_code()} and record["to"] == new
+    assert record["seed"] == 0 and record["per_shape"] == 1 and record["keys"] == [r.check.key for r in got.rechecks]
+    assert record["changes"] == ["lloydlib/attention.py changed"] and record["tolerance"] == list(TOLERANCE)
+    assert set(record["runs"]) == set(record["keys"]) and record["runs"][record["keys"][0]]["trained"] == 20
+    assert record["largest"]["later"] == max(r.check.later for r in got.rechecks) and record["when"]
+    assert m["written"] == before["written"] and m["recertify"] == "python -m lloydbook.runs recertify"
+    again = recertify.recertify(root, tolerance=TOLERANCE, seed=0)  # this code's already: nothing to do
+    assert again.ok and again.rechecks == () and again.old == () and again.restamped == 0
+    assert json.loads((root / store.MANIFEST).read_text()) == m
+
+
+def test_runs_retrain_in_parallel_workers_and_another_torch_is_recertified_too(runs, tmp_path):
+    fp = dict(fingerprint.fingerprint(), torch="1.0.0")
+    training.write_store(tmp_path, {"tiny": runs}, rebuild="make runs", fingerprint=fp)
+    got = recertify.recertify(tmp_path, tolerance=TOLERANCE, seed=1, per_shape=2, workers=2)
+    assert got.ok and len(got.rechecks) == 4 and got.changes[-1].startswith("torch 1.0.0 -> ")
+    assert [r.check.key for r in got.rechecks] == sorted(r.key for r in runs)  # in the manifest's order
+    training.RunStore(tmp_path).check()  # this code's and this torch's
+
+
+def test_a_disagreeing_store_is_not_restamped_and_the_result_names_the_run(runs, tmp_path):
+    bad = dataclasses.replace(runs[2], train_losses=runs[2].train_losses * 1.05)  # a loss curve tampered by 5%
+    root = stale_store(tmp_path, [*runs[:2], bad, runs[3]])
+    text = (root / store.MANIFEST).read_text()
+    got = recertify.recertify(root, tolerance=TOLERANCE, seed=0, per_shape=2)
+    assert not got.ok and got.restamped == 0 and len(got.rechecks) == 4
+    (failed,) = got.failed
+    assert failed.check.key == bad.key and failed.check.first == pytest.approx(0.05 / 1.05, rel=1e-4)
+    assert failed.whole == pytest.approx(0.05 / 1.05, rel=1e-4) and failed.check.where.startswith("train loss")
+    assert got.largest()["later_key"] == bad.key
+    assert (root / store.MANIFEST).read_text() == text  # nothing re-stamped
+    with pytest.raises(training.StaleStoreError):
+        training.RunStore(root)
+
+
+def test_a_run_that_parts_by_rounding_is_compared_up_to_its_horizon(runs, tmp_path, monkeypatch):
+    """A run that disagrees only where rounding alone has parted it from itself (the float64 twin says
+    where: here ``horizon`` is made to say step 15) passes; a difference before that step fails."""
+    late = dataclasses.replace(runs[0], train_losses=runs[0].train_losses.copy())
+    late.train_losses[16:] *= 1.05
+    monkeypatch.setattr(recertify, "horizon", lambda new, twin, share: 15)
+    r = recertify.recheck(late, TOLERANCE)
+    assert r.ok and r.horizon == 15 and r.check.steps == 14 and r.trained == 20
+    assert r.whole == pytest.approx(0.05 / 1.05, rel=1e-4) and r.check.later < 1e-6
+    early = dataclasses.replace(runs[0], train_losses=runs[0].train_losses.copy())
+    early.train_losses[5] *= 1.05
+    r = recertify.recheck(early, TOLERANCE)
+    assert not r.ok and r.check.where == "train loss, step 6"
+    monkeypatch.setattr(recertify, "horizon", lambda new, twin, share: None)  # rounding never parts it
+    assert not recertify.recheck(late, TOLERANCE).ok
+
+
+def test_the_horizon_is_the_first_step_where_the_twin_parts_in_a_training_or_validation_loss():
+    def run(losses, val):
+        return SimpleNamespace(
+            train_losses=np.asarray(losses, float), history={"step": np.array([0, 2, 4]), "val_rel_loss": np.array(val)}
+        )
+
+    a = run([1.0, 1.0, 1.0, 1.0, 1.0], [1.0, 1.0, 1.0])
+    assert recertify.horizon(a, a, 1e-3) is None
+    assert recertify.horizon(a, run([1.0, 1.0, 1.0005, 1.002, 1.1], [1.0, 1.0, 1.0]), 1e-3) == 4
+    assert recertify.horizon(a, run([1.0] * 5, [1.0, 1.01, 1.0]), 1e-3) == 2
+    assert recertify.horizon(a, run([1.0, 1.0, 1.0, 1.0, 1.1], [1.0, 1.0, 1.01]), 1e-3) == 4
+    with pytest.raises(ValueError, match="share"):
+        recertify.horizon(a, a, 0)
+
+
+def test_restamp_refuses_a_store_rewritten_meanwhile(runs, tmp_path):
+    root = stale_store(tmp_path, runs[:2])
+    text = (root / store.MANIFEST).read_text()
+    training.write_store(root, {"tiny": runs[2:]}, rebuild="make runs", fingerprint=other_code())
+    with pytest.raises(training.StoreError, match="changed while it was re-certified"):
+        pack.restamp(root, text, fingerprint.fingerprint(), {"what": "test"})
+    with pytest.raises(TypeError, match="record"):
+        pack.restamp(root, text, fingerprint.fingerprint(), ["not a dict"])
+    with pytest.raises(TypeError, match="fingerprint"):
+        pack.restamp(root, text, {"torch": "2"}, {})
+
+
+def test_bad_arguments_are_named(runs, tmp_path):
+    root = stale_store(tmp_path / "s", runs)
+    with pytest.raises(ValueError, match="root must be a run store"):
+        recertify.recertify(tmp_path / "nowhere", tolerance=TOLERANCE, seed=0)
+    with pytest.raises(TypeError, match="tolerance"):
+        recertify.recertify(root, tolerance=1e-2, seed=0)
+    with pytest.raises(ValueError, match=r"tolerance\[1\]"):
+        recertify.recertify(root, tolerance=(1e-5, -1.0), seed=0)
+    for name, bad in (("seed", -1), ("per_shape", 0), ("workers", 0), ("threads", 0)):
+        kwargs = {"tolerance": TOLERANCE, "seed": 0, name: bad}
+        with pytest.raises(ValueError, match=name):
+            recertify.recertify(root, **kwargs)
+    with pytest.raises(ValueError, match="fields"):
+        recertify.recertify(root, tolerance=TOLERANCE, seed=0, fields=("no_such_field",))
+    with pytest.raises(ValueError, match="command"):
+        recertify.recertify(root, tolerance=TOLERANCE, seed=0, command=" ")
+    with pytest.raises(TypeError, match="run must be a Run"):
+        recertify.recheck("run", TOLERANCE)
+    with pytest.raises(ValueError, match="recertify"):
+        training.write_store(tmp_path / "t", {"tiny": runs}, rebuild="make runs", recertify="")
+    with pytest.raises(training.StaleStoreError):
+        training.RunStore(root)  # nothing was re-stamped by the refused calls
+
+
+@pytest.fixture(scope="module")
+def this_code(tmp_path_factory):
+    """A copy of this lloydlib package: the 'old code' of a change that changed nothing."""
+    dest = tmp_path_factory.mktemp("code")
+    shutil.copytree(Path(lloydlib.__file__).parent, dest / "lloydlib", ignore=shutil.ignore_patterns("__pycache__"))
+    return dest
+
+
+def test_the_old_code_retrains_a_run_as_this_code_does_and_its_same_numbers_certify_it(runs, this_code, monkeypatch):
+    """A run the stored copy of which parts from its re-training late (here: tampered after step 16, and no
+    horizon explains it) is certified when the old code gives this code's numbers bit for bit; a run whose
+    step 1 differs is not."""
+    old = baseline.retrain_with(this_code, runs[0].config, threads=1)
+    assert np.array_equal(old.train_losses, runs[0].train_losses) and old.status == "done"
+    assert np.array_equal(old.history["val_rel_loss"], runs[0].history["val_rel_loss"])
+    late = dataclasses.replace(runs[0], train_losses=runs[0].train_losses.copy())
+    late.train_losses[16:] *= 1.05
+    monkeypatch.setattr(recertify, "horizon", lambda new, twin, share: None)
+    assert not recertify.recheck(late, TOLERANCE).ok
+    r = recertify.recheck(late, TOLERANCE, baseline=this_code)
+    assert r.ok and r.identical and not r.check.ok and r.as_dict()["identical"] is True
+    early = dataclasses.replace(runs[0], train_losses=runs[0].train_losses * 1.05)
+    r = recertify.recheck(early, TOLERANCE, baseline=this_code)
+    assert r.identical and not r.ok  # step 1 must agree with the stored run whatever the old code says
+    with pytest.raises(ValueError, match="code must be a folder holding a lloydlib package"):
+        baseline.retrain_with(this_code / "nowhere", runs[0].config)
+    with pytest.raises(TypeError, match="config must be a TrainConfig"):
+        baseline.retrain_with(this_code, "config")
+
+
+def test_recertify_with_the_old_code_records_it(runs, this_code, tmp_path, monkeypatch):
+    late = dataclasses.replace(runs[2], train_losses=runs[2].train_losses.copy())
+    late.train_losses[16:] *= 1.05
+    root = stale_store(tmp_path / "s", [*runs[:2], late, runs[3]])
+    monkeypatch.setattr(recertify, "horizon", lambda new, twin, share: None)
+    assert not recertify.recertify(root, tolerance=TOLERANCE, seed=0, per_shape=2).ok
+    got = recertify.recertify(root, tolerance=TOLERANCE, seed=0, per_shape=2, baseline=this_code, baseline_note="c1")
+    assert got.ok and got.restamped == 4 and all(r.identical for r in got.rechecks)
+    (record,) = training.RunStore(root).manifest["recertified"]
+    assert record["baseline"] == "c1" and "old code" in record["how"] and record["runs"][late.key]["identical"]
+    with pytest.raises(ValueError, match="baseline must be a folder holding a lloydlib package"):
+        recertify.recertify(root, tolerance=TOLERANCE, seed=0, baseline=tmp_path)
+    fp = dict(fingerprint.fingerprint(), torch="1.0.0")
+    training.write_store(tmp_path / "t", {"tiny": runs}, rebuild="make runs", fingerprint=fp)
+    with pytest.raises(ValueError, match="baseline cannot certify another torch"):
+        recertify.recertify(tmp_path / "t", tolerance=TOLERANCE, seed=0, baseline=this_code)
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
+def test_find_code_finds_the_commit_of_a_fingerprint_in_git_history(tmp_path):
+    repo = tmp_path / "repo"
+    (repo / "lloydlib").mkdir(parents=True)
+
+    def git(*args):
+        subprocess.run(["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@t", *args], check=True)
+
+    git("init", "-q")
+    sources = ["x = 1\n", "x = 2  # another version\n", '"""A docstring."""\nx = 2\n']
+    for i, source in enumerate(sources):
+        (repo / "lloydlib" / "a.py").write_text(source)
+        (repo / "lloydlib" / "__init__.py").write_text(f"VERSION = {i}\n")
+        git("add", "-A")
+        git("commit", "-q", "-m", f"v{i}")
+    first = subprocess.run(["git", "-C", str(repo), "rev-list", "--max-parents=0", "HEAD"], capture_output=True)
+    fp = {"torch": "x", "modules": {"lloydlib/a.py": fingerprint.module_hash(sources[0])}}
+    assert baseline.find_code(fp, repo, tmp_path / "old") == first.stdout.decode().strip()
+    assert (tmp_path / "old" / "lloydlib" / "a.py").read_text() == sources[0]
+    fp2 = {"modules": {"lloydlib/a.py": fingerprint.module_hash("x = 2\n")}}  # the newest matching commit
+    assert baseline.find_code(fp2, repo, tmp_path / "new") is not None
+    assert (tmp_path / "new" / "lloydlib" / "__init__.py").read_text() == "VERSION = 2\n"
+    assert baseline.find_code({"modules": {"lloydlib/a.py": "0" * 16}}, repo, tmp_path / "none") is None
+    assert baseline.find_code(fp, tmp_path / "not-a-repo", tmp_path / "none") is None
+    with pytest.raises(TypeError, match="fingerprint"):
+        baseline.find_code({"torch": "x"}, repo, tmp_path)
