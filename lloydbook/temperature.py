@@ -17,7 +17,16 @@ import numpy as np
 from .claims.evidence import Evidence, above, all_of, below, lower, within
 from .learning import auc, final, final_train, steps_to_settle
 
-__all__ = ["Part", "PAPER", "fig10_parts"]
+__all__ = [
+    "Part",
+    "PAPER",
+    "SEED_SETS",
+    "Recorded",
+    "fig10_statements",
+    "fig10_parts",
+    "recorded_groups",
+    "missing_text",
+]
 
 #: the paper's words for Figure 10's findings (Sec. 4, Figs. 2a and 10)
 PAPER = (
@@ -46,6 +55,48 @@ def _pooled(G, d, t, embeddings) -> list:
     return [r for e in embeddings for r in G[(d, t, e, "L2")]]
 
 
+def fig10_statements(taus) -> dict[str, tuple[str, str]]:
+    """Figure 10's findings over the temperatures ``taus``: name -> (statement, the paper's value), the words
+    of every row that decides them (:func:`fig10_parts`) or leaves them open."""
+    taus = sorted(taus)
+    tmin, tmax = taus[0], taus[-1]
+    return {
+        "l2-lower-train-loss": (
+            "L2 (sparsemax) gives a lower training loss than NE (softmax), for every embedding and temperature",
+            "L2 always lower",
+        ),
+        "ne-tau1-fails": (
+            f"With NE at tau={tmax:g} the validation loss gets worse during training (it ends more than 10% above "
+            "the best it reached) and stays above one Lloyd step, for every embedding",
+            "validation worsens during training",
+        ),
+        "tau01-beats-lloyd": (
+            f"At the smallest tau ({tmin:g}) OH and BN, with NE or L2, beat one Lloyd step on validation tasks; NA "
+            "does not",
+            "OH, BN < 1 (clearly); NA > 1",
+        ),
+        "larger-tau-faster-worse": (
+            f"A larger tau converges faster (fewer steps until the training loss stays within 5% of its final "
+            f"value), but to a worse solution (tau={tmax:g} against {tmin:g}; L2, OH and BN pooled)",
+            "faster and worse at larger tau",
+        ),
+        "larger-tau-ordered": (
+            f"Each larger tau of the grid {{{', '.join(f'{t:g}' for t in taus)}}} converges faster and to a worse "
+            "solution than the next smaller one (L2, OH and BN pooled)",
+            "faster and worse at larger tau (Fig. 10's four temperatures)",
+        ),
+        "oh-faster-than-bn": (
+            f"OH converges faster than BN (mean relative validation loss over training, L2, tau={tmin:g})",
+            "OH faster",
+        ),
+        "oh-bn-similar-final": (
+            f"OH and BN reach similar final losses (medians within 0.05 of each other, in units of one Lloyd step's "
+            f"loss; L2, tau={tmin:g})",
+            "similar final losses",
+        ),
+    }
+
+
 def fig10_parts(G: dict, d: int, taus, embeddings, losses) -> dict[str, Part]:
     """Figure 10's findings on the runs ``G`` at ``d`` over the temperatures ``taus``: name -> :class:`Part`.
 
@@ -61,10 +112,9 @@ def fig10_parts(G: dict, d: int, taus, embeddings, losses) -> dict[str, Part]:
     tmin, tmax = taus[0], taus[-1]
     coded = [e for e in embeddings if e != "NA"]
     every = [r for t in taus for e in embeddings for l in losses for r in G[(d, t, e, l)]]
-    out = {}
+    say, out = fig10_statements(taus), {}
     out["l2-lower-train-loss"] = Part(
-        "L2 (sparsemax) gives a lower training loss than NE (softmax), for every embedding and temperature",
-        "L2 always lower",
+        *say["l2-lower-train-loss"],
         every,
         [
             all_of(
@@ -86,9 +136,7 @@ def fig10_parts(G: dict, d: int, taus, embeddings, losses) -> dict[str, Part]:
     )
     ne1 = {e: G[(d, tmax, e, "NE")] for e in embeddings}
     out["ne-tau1-fails"] = Part(
-        f"With NE at tau={tmax:g} the validation loss gets worse during training (it ends more than 10% above the best "
-        "it reached) and stays above one Lloyd step, for every embedding",
-        "validation worsens during training",
+        *say["ne-tau1-fails"],
         [r for rs in ne1.values() for r in rs],
         [
             all_of(
@@ -106,8 +154,7 @@ def fig10_parts(G: dict, d: int, taus, embeddings, losses) -> dict[str, Part]:
         na = [above(f"NA:{l}", final(G[(d, tmin, "NA", l)]), 1.0, "final relative loss") for l in losses]
         beats.append(all_of("NA above 1", na))
     out["tau01-beats-lloyd"] = Part(
-        f"At the smallest tau ({tmin:g}) OH and BN, with NE or L2, beat one Lloyd step on validation tasks; NA does not",
-        "OH, BN < 1 (clearly); NA > 1",
+        *say["tau01-beats-lloyd"],
         [r for e in embeddings for l in losses for r in G[(d, tmin, e, l)]],
         beats,
     )
@@ -121,17 +168,13 @@ def fig10_parts(G: dict, d: int, taus, embeddings, losses) -> dict[str, Part]:
         )  # fmt: skip
 
     out["larger-tau-faster-worse"] = Part(
-        f"A larger tau converges faster (fewer steps until the training loss stays within 5% of its final value), but "
-        f"to a worse solution (tau={tmax:g} against {tmin:g}; L2, OH and BN pooled)",
-        "faster and worse at larger tau",
+        *say["larger-tau-faster-worse"],
         [r for t in (tmin, tmax) for r in _pooled(G, d, t, coded)],
         list(pair(tmax, tmin)),
     )
     steps = [pair(hi, lo) for lo, hi in zip(taus, taus[1:])]
     out["larger-tau-ordered"] = Part(
-        f"Each larger tau of the grid {{{', '.join(f'{t:g}' for t in taus)}}} converges faster and to a worse "
-        "solution than the next smaller one (L2, OH and BN pooled)",
-        "faster and worse at larger tau (Fig. 10's four temperatures)",
+        *say["larger-tau-ordered"],
         [r for t in taus for r in _pooled(G, d, t, coded)],
         [
             all_of("each larger tau settles sooner", [s for s, _ in steps]),
@@ -140,16 +183,69 @@ def fig10_parts(G: dict, d: int, taus, embeddings, losses) -> dict[str, Part]:
     )
     oh, bn = G[(d, tmin, "OH", "L2")], G[(d, tmin, "BN", "L2")]
     out["oh-faster-than-bn"] = Part(
-        f"OH converges faster than BN (mean relative validation loss over training, L2, tau={tmin:g})",
-        "OH faster",
+        *say["oh-faster-than-bn"],
         oh + bn,
         [lower("OH's area below BN's", auc(oh), auc(bn), "OH", "BN", paired=True)],
     )
     out["oh-bn-similar-final"] = Part(
-        f"OH and BN reach similar final losses (medians within 0.05 of each other, in units of one Lloyd step's loss; "
-        f"L2, tau={tmin:g})",
-        "similar final losses",
+        *say["oh-bn-similar-final"],
         oh + bn,
         [within("OH and BN within 0.05", final(oh), final(bn), "OH", "BN", 0.05, paired=True)],
     )
     return out
+
+
+#: the seed sets a recorded sweep's statements are decided on, the largest first (the tiers of the sweep
+#: fig10a-paper, :func:`lloydbook.sweeps.tiers`: seeds 0-4 first, then 5-9)
+SEED_SETS = (tuple(range(10)), tuple(range(5)))
+
+
+@dataclass(frozen=True)
+class Recorded:
+    """What a partly recorded Figure 10 sweep can decide: ``groups`` maps ``(d, tau, embedding, loss)`` to the
+    runs of ``seeds`` in seed order, for the temperatures ``taus`` whose every (embedding, loss) holds all of
+    ``seeds``; ``seeds`` is the largest of the seed sets for which the smallest and largest temperature are
+    complete (``()`` and no groups when not even the first is)."""
+
+    groups: dict
+    seeds: tuple
+    taus: tuple
+
+
+def recorded_groups(runs, d: int, taus, embeddings, losses, seed_sets=SEED_SETS) -> Recorded:
+    """The complete part of the recorded runs ``runs`` of Figure 10 at ``d`` (see :class:`Recorded`)."""
+    taus = sorted(taus)
+    have: dict = {}
+    for r in runs:
+        c = r.config
+        have.setdefault((c.d, c.tau, c.embedding, c.loss), {})[c.seed] = r
+
+    def complete(t, seeds):
+        return all(s in have.get((d, t, e, l), {}) for e in embeddings for l in losses for s in seeds)
+
+    for seeds in seed_sets:
+        if complete(taus[0], seeds) and complete(taus[-1], seeds):
+            done = tuple(t for t in taus if complete(t, seeds))
+            groups = {
+                (d, t, e, l): [have[(d, t, e, l)][s] for s in seeds] for t in done for e in embeddings for l in losses
+            }
+            return Recorded(groups, tuple(seeds), done)
+    return Recorded({}, (), ())
+
+
+def _seeds_text(seeds) -> str:
+    seeds = sorted(seeds)
+    if seeds == list(range(seeds[0], seeds[-1] + 1)) and len(seeds) > 2:
+        return f"seeds {seeds[0]}-{seeds[-1]}"
+    return "seed " + ", ".join(map(str, seeds)) if len(seeds) == 1 else "seeds " + ", ".join(map(str, seeds))
+
+
+def missing_text(configs) -> str:
+    """The configs ``configs`` (of a Figure 10 sweep) in words, grouped by setting: ``"tau=1 OH:NE seeds 0-4;
+    tau=0.1 BN:L2 seed 3"`` (settings in the order given); "none" for none."""
+    groups: dict = {}
+    for c in configs:
+        groups.setdefault((c.tau, c.embedding, c.loss), []).append(c.seed)
+    if not groups:
+        return "none"
+    return "; ".join(f"tau={t:g} {e}:{l} {_seeds_text(seeds)}" for (t, e, l), seeds in groups.items())

@@ -66,7 +66,6 @@ def test_every_sweep_a_chapter_names_is_registered_and_every_stored_sweep_is_rea
             assert s.chapter in named.get(name, set()), f"sweep {name} is not read by its chapter {s.chapter}"
 
 
-@pytest.mark.xfail(strict=True, reason="issue 34, item 6: chapter 04 is to read fig10a-paper with sweeps.recorded")
 def test_every_recorded_sweep_is_read_by_its_chapter():
     named = named_sweeps(("recorded",))
     for name, s in sweeps.SWEEPS.items():

@@ -44,3 +44,44 @@ def test_without_na_or_enough_settings(groups):
         temperature.fig10_parts(groups, 2, [0.1], ["OH", "BN"], ["L2"])
     with pytest.raises(ValueError, match="OH and BN"):
         temperature.fig10_parts(groups, 2, [1.0, 0.1], ["OH", "NA"], ["L2"])
+
+
+def test_the_statements_are_the_parts_statements(groups):
+    parts = temperature.fig10_parts(groups, 2, [0.1, 1.0, 0.25], ["OH", "BN", "NA"], ["NE", "L2"])
+    said = temperature.fig10_statements([1.0, 0.25, 0.1])
+    assert list(said) == list(parts)
+    assert all(said[name] == (p.statement, p.paper) for name, p in parts.items())
+
+
+def _runs_of(groups, taus, seeds):
+    return [r for (_, t, _, _), rs in groups.items() if t in taus for r in rs if r.config.seed in seeds]
+
+
+def test_recorded_groups_decide_on_the_largest_complete_seed_set(groups):
+    E, L_ = ["OH", "BN", "NA"], ["NE", "L2"]
+    every = _runs_of(groups, (1.0, 0.25, 0.1), (0, 1, 2))
+    rec = temperature.recorded_groups(every, 2, [1.0, 0.25, 0.1], E, L_, seed_sets=((0, 1, 2), (0, 1)))
+    assert rec.seeds == (0, 1, 2) and rec.taus == (0.1, 0.25, 1.0)
+    assert [r.config.seed for r in rec.groups[(2, 0.1, "OH", "L2")]] == [0, 1, 2]
+    # seed 2 missing at tau=1 for one setting: the smaller seed set; tau 0.25 only at seeds 0 and 1 there too
+    partial = [r for r in every if not (r.config.tau == 1.0 and r.config.seed == 2 and r.config.embedding == "NA")]
+    rec = temperature.recorded_groups(partial, 2, [1.0, 0.25, 0.1], E, L_, seed_sets=((0, 1, 2), (0, 1)))
+    assert rec.seeds == (0, 1) and rec.taus == (0.1, 0.25, 1.0)
+    # the middle tau absent: decided on the extremes only
+    rec = temperature.recorded_groups(_runs_of(groups, (1.0, 0.1), (0, 1, 2)), 2, [1.0, 0.25, 0.1], E, L_)
+    assert rec.seeds == () and rec.taus == ()  # the default seed sets (0-9, 0-4) are not complete
+    rec = temperature.recorded_groups(
+        _runs_of(groups, (1.0, 0.1), (0, 1)), 2, [1.0, 0.25, 0.1], E, L_, seed_sets=((0, 1),)
+    )
+    assert rec.taus == (0.1, 1.0) and set(rec.groups) == {(2, t, e, l) for t in (0.1, 1.0) for e in E for l in L_}
+    assert temperature.recorded_groups([], 2, [1.0, 0.1], E, L_) == temperature.Recorded({}, (), ())
+
+
+def test_missing_text_names_the_runs_by_setting():
+    base = training.TrainConfig(d=4, k=6, n=512, steps=10000)
+    cfgs = training.grid(base, tau=[1.0], embedding=["OH"], loss=["NE"], seed=[0, 1, 2, 3, 4])
+    cfgs += [base.replace(tau=0.1, embedding="BN", loss="L2", seed=3)]
+    cfgs += [base.replace(tau=0.1, embedding="NA", loss="L2", seed=s) for s in (1, 4)]
+    text = temperature.missing_text(cfgs)
+    assert text == "tau=1 OH:NE seeds 0-4; tau=0.1 BN:L2 seed 3; tau=0.1 NA:L2 seeds 1, 4"
+    assert temperature.missing_text([]) == "none"
