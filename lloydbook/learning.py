@@ -407,13 +407,10 @@ def decide_or_open(ch, name: str, *, statement, source, paper, expected, evidenc
 
 
 def gpu_status() -> str:
-    """What the checkout holds of recorded training runs (trained on a GPU, or on a CPU over many sittings), in
-    words: the machine folders under ``results/recorded/``, or that there are none (and whether the folder
-    exists at all)."""
-    dirs = results.recorded_run_dirs()
+    """What the checkout holds of training runs recorded on GPUs, in words: the GPU machines' folders under
+    ``results/recorded/`` (:func:`lloydbook.results.gpu_run_dirs`), or that there are none. The CPU's
+    paper-setting store (``cpu-<model>``) is chapter 04's own section."""
+    dirs = results.gpu_run_dirs()
     if dirs:
-        return f"results/recorded/ holds the runs of {len(dirs)} machine(s): {', '.join(d.name for d in dirs)}"
-    root = results.results_dir()
-    if root is None or not (root / "recorded").exists():
-        return "no recorded runs are committed: this checkout has no results/recorded/ folder"
-    return "no recorded runs are committed: results/recorded/ holds no machine's runs"
+        return f"results/recorded/ holds the runs of {len(dirs)} GPU machine(s): {', '.join(d.name for d in dirs)}"
+    return "no runs recorded on a GPU are committed (no GPU machine's folder under results/recorded/)"

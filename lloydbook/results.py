@@ -33,6 +33,7 @@ __all__ = [
     "RECORDED",
     "RECORDED_STORE",
     "recorded_run_dirs",
+    "gpu_run_dirs",
 ]
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -104,5 +105,8 @@ def recorded_run_dirs() -> list[Path]:
     return [] if root is None else training.gpu_results(root / "recorded")
 
 
-#: the old name of :func:`recorded_run_dirs` (from when only GPUs recorded runs), kept for callers not yet renamed
-gpu_result_dirs = recorded_run_dirs
+def gpu_run_dirs() -> list[Path]:
+    """The folders of :func:`recorded_run_dirs` that GPUs recorded: all but the ``cpu-<model>`` ones (named by
+    :func:`lloydbook.record.machine_name`), whose runs (the paper's setting trained on this project's CPU over
+    many sittings, the sweep ``fig10a-paper``) chapter 04 decides in a section of their own."""
+    return [d for d in recorded_run_dirs() if not d.name.startswith("cpu-")]

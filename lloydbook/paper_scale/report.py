@@ -64,8 +64,8 @@ def _fig10_figure(found, p, machine: str) -> None:
 def gpu_section(names, p, ours: dict | None = None, *, dirs=None) -> Table:
     """What every GPU machine recorded of the paper-scale sweeps ``names``, at the paper's settings ``p``.
 
-    For every machine folder of ``dirs`` (default :func:`lloydbook.results.recorded_run_dirs`, the folders
-    under ``results/recorded/``) and every sweep of ``names`` it holds runs of: shows the recorded runs beside
+    For every machine folder of ``dirs`` (default: the GPU machines' folders under ``results/recorded/``,
+    :func:`lloydbook.results.gpu_run_dirs`) and every sweep of ``names`` it holds runs of: shows the recorded runs beside
     this build's (a :func:`lloydbook.learning.comparison_table`, for the sweeps in ``ours``, which maps a
     sweep's label to this build's runs of it, matched on the sweep's fields :data:`.sweeps.FIELDS`), draws
     Figure 10 or 17 from them, and judges the sweep (:func:`.sweeps.judge_line`: a complete sweep records
@@ -75,7 +75,7 @@ def gpu_section(names, p, ours: dict | None = None, *, dirs=None) -> Table:
     a single row saying so when no GPU results are committed.
     """
     sweeps, ours = _sweeps(p, names), ours or {}
-    dirs = results.recorded_run_dirs() if dirs is None else [Path(d) for d in dirs]
+    dirs = results.gpu_run_dirs() if dirs is None else [Path(d) for d in dirs]
     rows = []
     for root in dirs:
         for name, (specs, _) in sweeps.items():

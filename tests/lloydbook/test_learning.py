@@ -294,10 +294,12 @@ def test_decide_or_open_records_a_claim_when_decided_and_an_open_row_when_not(ch
         learning.decide_or_open(ch, "x-fails", evidence=[learning.lower("b < a", b, a, "b", "a", paired=True)], **row)
 
 
-def test_gpu_status_says_whether_the_folder_exists(monkeypatch, tmp_path):
+def test_gpu_status_names_the_gpu_machines_only(monkeypatch, tmp_path):
     from lloydbook import results
 
-    monkeypatch.setattr(results, "results_dir", lambda: tmp_path)
-    assert "no results/recorded/ folder" in learning.gpu_status()
-    (tmp_path / "recorded").mkdir()
-    assert "holds no machine's runs" in learning.gpu_status()
+    monkeypatch.setattr(results, "recorded_run_dirs", lambda: [])
+    assert "no runs recorded on a GPU" in learning.gpu_status()
+    monkeypatch.setattr(results, "recorded_run_dirs", lambda: [tmp_path / "cpu-amd-epyc"])
+    assert "no runs recorded on a GPU" in learning.gpu_status()  # the CPU's store is chapter 04's own section
+    monkeypatch.setattr(results, "recorded_run_dirs", lambda: [tmp_path / "cpu-amd-epyc", tmp_path / "h200"])
+    assert learning.gpu_status().endswith("1 GPU machine(s): h200")

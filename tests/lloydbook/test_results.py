@@ -72,7 +72,6 @@ def test_recorded_and_recorded_run_dirs_read_the_checkouts_results(monkeypatch, 
     torch.save({}, run_dir / "result.pt")
     (fake / "results" / "recorded" / "cpu-amd-epyc" / "checkpoints").mkdir(parents=True)  # no finished run yet
     assert results.recorded_run_dirs() == [fake / "results" / "recorded" / "h200"]
-    assert results.gpu_result_dirs() == results.recorded_run_dirs()  # the old name
     shutil.rmtree(fake / "results")
     assert results.recorded("train-step") == []
 

@@ -93,3 +93,9 @@ def test_gpu_section_draws_figures_10_and_17_and_judges_nothing_partial(chapter,
     ]
     assert claims.claims() == []
     assert len(plt.get_fignums()) == 2  # Fig. 10 at d=4 and Fig. 17
+
+
+def test_the_gpu_section_reads_the_gpu_machines_folders_only(monkeypatch, tmp_path):
+    folders = [tmp_path / name for name in ("cpu-amd-epyc", "h200", "h100-80gb")]
+    monkeypatch.setattr(results, "recorded_run_dirs", lambda: folders)
+    assert results.gpu_run_dirs() == folders[1:]  # cpu-<model>: the CPU's paper-setting store, chapter 04's own section
