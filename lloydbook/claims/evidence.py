@@ -71,8 +71,9 @@ def lower(part: str, a, b, a_name: str, b_name: str, *, paired: bool, margin: fl
     """
     m = training.median_difference(a, b, paired=paired, level=LEVEL)
     outcome = "holds" if m.low > margin else "fails" if m.high < margin else "undetermined"
-    how = "paired by seed" if paired else "unpaired"
-    text = f"{a_name} {q3(a)} vs {b_name} {q3(b)}; {b_name} - {a_name} {_interval(m)} ({how}, {len(a)} seeds)"
+    # runs, not seeds: a pooled part (two embeddings' runs of every seed) holds more runs than seeds
+    how = f"paired by seed, {len(a)} pairs" if paired else f"unpaired, {len(a)} and {len(b)} runs"
+    text = f"{a_name} {q3(a)} vs {b_name} {q3(b)}; {b_name} - {a_name} {_interval(m)} ({how})"
     return Evidence(part, outcome, text)
 
 
@@ -81,14 +82,14 @@ def below(part: str, a, threshold: float, a_name: str) -> Evidence:
     fails when it lies above it."""
     m = training.median_difference(a, np.full(len(a), float(threshold)), paired=True, level=LEVEL)
     outcome = "holds" if m.low > 0 else "fails" if m.high < 0 else "undetermined"
-    return Evidence(part, outcome, f"{a_name} {q3(a)}; {threshold:g} - median {_interval(m)} ({len(a)} seeds)")
+    return Evidence(part, outcome, f"{a_name} {q3(a)}; {threshold:g} - median {_interval(m)} ({len(a)} runs)")
 
 
 def above(part: str, a, threshold: float, a_name: str) -> Evidence:
     """The part 'median of ``a`` > ``threshold``' (see :func:`below`)."""
     m = training.median_difference(np.full(len(a), float(threshold)), a, paired=True, level=LEVEL)
     outcome = "holds" if m.low > 0 else "fails" if m.high < 0 else "undetermined"
-    return Evidence(part, outcome, f"{a_name} {q3(a)}; median - {threshold:g} {_interval(m)} ({len(a)} seeds)")
+    return Evidence(part, outcome, f"{a_name} {q3(a)}; median - {threshold:g} {_interval(m)} ({len(a)} runs)")
 
 
 def within(part: str, a, b, a_name: str, b_name: str, tol: float, *, paired: bool) -> Evidence:
