@@ -28,7 +28,6 @@ __all__ = [
     "store_dir",
     "store",
     "cache_dir",
-    "use_cache",
     "recorded",
     "RECORDED",
     "RECORDED_STORE",
@@ -83,11 +82,6 @@ def cache_dir() -> Path:
     if root is not None and os.access(root, os.W_OK):
         return root / ".lloydlib-cache"
     return Path.home() / ".cache" / "lloydlib"
-
-
-#: the old name of :func:`cache_dir` (it used to write the folder into ``$LLOYD_CACHE``; nothing does now), kept
-#: for callers not yet renamed
-use_cache = cache_dir
 
 
 def recorded(benchmark: str, *, gpu_only: bool = False) -> list[dict]:

@@ -373,7 +373,7 @@ def _drift(out: str, samples: int) -> int:
 
 def _train_missing(scale: str | None, workers: int | None) -> int:
     configs = _stacked_configs(scale or book.scale())
-    store, cache = results.store(), results.use_cache()
+    store, cache = results.store(), results.cache_dir()
     todo = [c for c in configs if (store is None or c not in store) and training.lookup(c, [cache]) is None]
     workers = workers or book.params("learning", scale)["workers"]
     print(

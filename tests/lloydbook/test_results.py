@@ -42,10 +42,10 @@ def test_the_cache_is_the_environments_else_the_checkouts(monkeypatch, tmp_path,
     assert results.cache_dir() == tmp_path / "mine"
 
 
-def test_use_cache_is_the_old_name_and_writes_no_environment(no_cache_env):
+def test_cache_dir_writes_no_environment(no_cache_env):
     before = dict(os.environ)
-    path = results.use_cache()
-    assert path == results.cache_dir() and dict(os.environ) == before and "LLOYD_CACHE" not in os.environ
+    path = results.cache_dir()
+    assert dict(os.environ) == before and "LLOYD_CACHE" not in os.environ
     assert path == results.checkout() / ".lloydlib-cache" or not os.access(results.checkout(), os.W_OK)
     assert results.RECORDED_STORE == "results/recorded/<machine>"
 
