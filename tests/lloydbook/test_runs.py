@@ -80,7 +80,8 @@ def tiny_store(tmp_path, monkeypatch):
     return trained
 
 
-def test_verify_passes_on_this_codes_runs_and_names_a_run_that_is_not(tiny_store, capsys):
+def test_verify_passes_on_this_codes_runs_and_names_a_run_that_is_not(tiny_store, capsys, monkeypatch):
+    monkeypatch.setattr(results, "recorded_run_dirs", lambda: [])  # the checkout's recorded stores aside
     training.write_store(results.store_dir(), {"tiny": tiny_store}, rebuild="make runs")
     assert runs.main(["verify", "--seed", "3"]) == 0
     out = capsys.readouterr().out
