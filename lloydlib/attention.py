@@ -188,11 +188,11 @@ def blocked_attention(
 
 def cpu_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, scale: float) -> torch.Tensor:
     """softmax(scale * q k^T) v for q (batch, m, e), k (batch, m', e), v (batch, m', f) -> (batch, m, f) on a
-    CPU: :func:`lloydlib.fused_attention.fused_attention` (one pass, no stored scores) for float32 tensors
-    no wider than its :data:`~lloydlib.fused_attention.MAX_WIDTH` where its kernel builds, else
+    CPU: :func:`lloydlib.fused_attention.fused_attention` (one pass, no stored scores) for float32 tensors of
+    head 2's shape (e = f + 1 <= :data:`~lloydlib.fused_attention.MAX_WIDTH`: d <= 8) where its kernel builds, else
     :func:`blocked_attention`. Both compute the same function up to rounding (about 1e-6 relative)."""
     q, k, v = _check_qkv_batches(q, k, v)
-    narrow = max(q.shape[2], v.shape[2]) <= fused.MAX_WIDTH
+    narrow = 2 <= q.shape[2] <= fused.MAX_WIDTH and v.shape[2] == q.shape[2] - 1  # head 2's shape, d <= 8
     if q.dtype == torch.float32 and q.device.type == "cpu" and narrow and fused.available():
         return fused.fused_attention(q, k, v, float(scale))
     return blocked_attention(q, k, v, scale)

@@ -27,7 +27,9 @@ def _rel(a, b):
     return float((a - b).abs().max() / b.abs().max().clamp_min(1.0 if b.abs().max() == 0 else 0.0))
 
 
-@pytest.mark.parametrize("shape", [(3, 40, 37, 5, 4), (2, 17, 64, 3, 2), (2, 9, 30, 33, 32), (1, 1, 1, 5, 4)])
+@pytest.mark.parametrize(
+    "shape", [(3, 40, 37, 5, 4), (2, 17, 64, 3, 2), (2, 9, 30, 9, 8), (1, 1, 1, 5, 4), (2, 5, 7, 2, 1)]
+)
 @pytest.mark.parametrize("spread", [1.0, 4.0])
 def test_values_and_every_gradient_agree_with_the_blocked_attention(shape, spread):
     q, k, v, g = _inputs(*shape, scale=spread)
@@ -102,11 +104,14 @@ def test_cpu_attention_checks_its_arguments():
         attention.cpu_attention(q, k.double(), v, 1.0)
 
 
-def test_wider_than_the_kernel_is_refused_and_cpu_attention_falls_back():
-    q, k, v, _ = _inputs(1, 4, 4, fused_attention.MAX_WIDTH + 1, 2)
-    with pytest.raises(ValueError, match="at most"):
-        fused_attention.fused_attention(q, k, v, 1.0)
-    assert torch.equal(attention.cpu_attention(q, k, v, 1.0), attention.blocked_attention(q, k, v, 1.0))
+def test_other_shapes_than_head_2s_are_refused_and_cpu_attention_falls_back():
+    for e, f in ((fused_attention.MAX_WIDTH + 1, fused_attention.MAX_WIDTH), (5, 2), (1, 0)):
+        q, k, v, _ = _inputs(1, 4, 4, e, max(f, 1))
+        v = v[..., :f]
+        with pytest.raises(ValueError, match="one narrower"):
+            fused_attention.fused_attention(q, k, v, 1.0)
+        if f:
+            assert torch.equal(attention.cpu_attention(q, k, v, 1.0), attention.blocked_attention(q, k, v, 1.0))
 
 
 def test_compiled_fast_layer_runs_the_kernel_in_one_graph():
