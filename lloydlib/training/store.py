@@ -124,9 +124,8 @@ class StoreTorchWarning(UserWarning):
     """Stored runs were trained with another torch version than the one running."""
 
 
-def fingerprint_id(fp: dict) -> str:
-    """12 hex digits naming the fingerprint ``fp`` (its JSON, keys sorted)."""
-    return hashlib.sha256(json.dumps(fp, sort_keys=True).encode()).hexdigest()[:12]
+#: 12 hex digits naming a fingerprint (its JSON, keys sorted): one definition, in the fingerprint module
+fingerprint_id = _fingerprint.fingerprint_id
 
 
 def is_store(root) -> bool:
