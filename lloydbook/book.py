@@ -86,9 +86,10 @@ class Chapter:
             raise ValueError(f"name must not repeat the chapter prefix {self.key + '-'!r}, got {name!r}")
         return f"{self.key}-{name}"
 
-    def glue(self, name: str, value, display: bool = False):
-        """Glue ``value`` as ``<key>-<name>`` (not displayed unless ``display``); returns ``value``."""
-        return glue(self.name(name), value, display=display)
+    def glue(self, name: str, value, display: bool = False) -> None:
+        """Glue ``value`` as ``<key>-<name>`` (not displayed unless ``display``). Returns None, so that a cell that
+        ends with it shows nothing."""
+        glue(self.name(name), value, display=display)
 
     def glue_many(self, values: dict) -> None:
         """Glue every ``name -> value`` of ``values`` (names without the prefix), none displayed. Returns None,
