@@ -5,7 +5,10 @@
 #               nbval executed; the browser check. All at LLOYD_SCALE=ci.
 # And one for maintainers: make runs   retrain every stored run cold and rewrite the run store (results/runs).
 # All create .venv (python3 -m venv) and install requirements.txt and lloydlib (editable) when needed.
-# Options: make book SCALE=paper; OUT=/some/dir puts the build in /some/dir/_build/html.
+# And one for robustness: make robust   every chapter under nbval at each of SEEDS (LLOYD_SEED), a table of failing
+#               claims, changed rows and thin margins in _build/robust/robust.md (not part of make test).
+# Options: make book SCALE=paper; OUT=/some/dir puts the build in /some/dir/_build/html;
+#          make robust SEEDS="1 2 3" SCALE=ci CHAPTERS="book/01_lloyd.ipynb book/09_lemmas.ipynb".
 
 SHELL := /bin/bash
 .SHELLFLAGS := -eu -o pipefail -c
@@ -21,13 +24,18 @@ NOTEBOOKS := $(sort $(wildcard book/*.ipynb))
 # Warnings are errors; --all re-reads every page, since a change in lloydlib does not invalidate a page.
 BOOK_BUILD = $(BIN)/jupyter-book build . --path-output $(OUT) --all -W -n --keep-going
 
-.PHONY: help book test runs venv
+SEEDS    ?= 0 1 2 3 4 5
+CHAPTERS ?= $(NOTEBOOKS)
+
+.PHONY: help book test runs robust venv
 
 help:
 	@echo "make book   build the book (LLOYD_SCALE=$(SCALE)) into $(HTML)"
 	@echo "make test   lint, run store check and verification, tests, nbval over the chapters, strict book build"
 	@echo "            from nbval's executions and browser check, at LLOYD_SCALE=ci"
 	@echo "make runs   retrain every stored run cold and rewrite the run store results/runs (about 2 hours on 2 cores)"
+	@echo "make robust every chapter under nbval at each of SEEDS=\"$(SEEDS)\" (LLOYD_SCALE=ci unless SCALE=...);"
+	@echo "            failing claims, changed rows and thin margins in $(OUT)/_build/robust/robust.md"
 
 $(VENV)/.installed: requirements.txt pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -45,6 +53,12 @@ book: $(VENV)/.installed
 
 runs: $(VENV)/.installed
 	$(BIN)/python -m lloydbook.runs build
+
+# Robustness to the random draw (issue 36): not part of test, which runs the chapters at seed 0. SCALE is ci here
+# unless given on the command line (make robust SCALE=default).
+robust: SCALE = ci
+robust: $(VENV)/.installed
+	$(BIN)/python -m lloydbook.robust --seeds "$(SEEDS)" --scale $(SCALE) --out $(OUT)/_build/robust $(CHAPTERS)
 
 EXECUTED := $(OUT)/_build/executed
 STAGE    := $(OUT)/_build/stage

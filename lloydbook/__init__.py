@@ -2,7 +2,7 @@
 
 The library never imports this package. It holds what only the chapters need:
 
-- :mod:`lloydbook.book`: start a chapter (settings at the active ``LLOYD_SCALE``, device, seeds);
+- :mod:`lloydbook.book`: start a chapter (settings at the active ``LLOYD_SCALE``, device, seeds from ``LLOYD_SEED``);
 - :mod:`lloydbook.scales`: every chapter's settings for the three scales, one table, and ``params``, which
   reads a chapter's, read-only at every depth;
 - :mod:`lloydbook.glue`: a Colab-safe ``glue``;

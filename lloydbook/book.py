@@ -5,22 +5,29 @@ scale and the paper's, glues under its prefix, derives seeds by name and owns it
 A chapter's key is its notebook's name without the number, ``_`` written ``-`` (``book/06_many_steps.ipynb``
 is ``many-steps``): the prefix of its glue names and claim ids (``tests/lloydbook/test_book.py`` checks it)::
 
-    ch = book.setup("shapes")        # seeds everything, prints the scale and device, starts the claim list
+    ch = book.setup("shapes")        # seeds everything from LLOYD_SEED, prints scale, device, seed; starts the rows
     P, PAPER = ch.P, ch.paper        # the chapter's settings at LLOYD_SCALE and at the paper's scale
     X, C0 = L.sample_tasks(..., seed=ch.seed("gap-tasks"))
     ch.glue("gap-ne-first", gap[0])  # glued as "shapes-gap-ne-first", not displayed
+
+Every random draw of a chapter derives from its seed value, ``LLOYD_SEED`` (default 0, read here, by
+:func:`setup`, and nowhere else): ``ch.seed(name)`` for the draws the chapter makes, and the bootstrap of the
+evidence it decides claims on (:mod:`lloydbook.claims.evidence`), through the chapter's rows
+(:class:`lloydbook.claims.SeededRows`). Trained runs are data: their seeds are settings, not draws, and do not
+change with it.
 """
 
 from __future__ import annotations
 
+import os
 import random
+import re
 
 import numpy as np
 import torch
 
 import lloydlib
 from lloydlib.checks import check_choice, check_int
-from lloydlib.training import derive_seed
 
 from . import claims, expectations
 from .glue import glue
@@ -28,7 +35,19 @@ from .scales import SCALE_NAMES, Params, params, scale
 from .sweeps import at_paper
 from .tables import departures, setting_text, settings_table
 
-__all__ = ["SCALE_NAMES", "CHAPTERS", "Chapter", "Params", "scale", "params", "device", "seed", "glue", "setup"]
+__all__ = [
+    "SCALE_NAMES",
+    "CHAPTERS",
+    "Chapter",
+    "Params",
+    "scale",
+    "params",
+    "device",
+    "seed",
+    "lloyd_seed",
+    "glue",
+    "setup",
+]
 
 #: chapter key -> the key of its settings in :data:`lloydbook.scales.SCALES` (chapter 05 reads chapter 04's)
 CHAPTERS = {
@@ -51,32 +70,47 @@ def device() -> torch.device:
 
 
 def seed(value: int = 0) -> int:
-    """Seed python, numpy and torch (all devices)."""
-    value = check_int("value", value, 0)
+    """Seed python, numpy and torch (all devices) with ``value`` (0 <= value < 2**32, numpy's range)."""
+    value = check_int("value", value, 0, 2**32 - 1)
     random.seed(value)
     np.random.seed(value)
     torch.manual_seed(value)
     return value
 
 
+def lloyd_seed() -> int:
+    """The chapters' seed value: the environment variable ``LLOYD_SEED``, a non-negative integer below 2**32
+    (default 0); anything else raises a ValueError naming it, what was expected and what came."""
+    text = os.environ.get("LLOYD_SEED", "0")
+    if not re.fullmatch(r"[0-9]+", text.strip()) or int(text) >= 2**32:
+        raise ValueError(f"LLOYD_SEED must be a non-negative integer below 2**32 (default 0), got {text!r}")
+    return int(text)
+
+
 class Chapter:
     """A running chapter: its ``key``, settings ``P`` (at the active scale) and ``paper`` (at the paper's),
-    its rows ``rows`` (a :class:`lloydbook.claims.Rows`: the claims and open rows it records), and the glue,
-    seeds and claims that carry its key. Made by :func:`setup`."""
+    its rows ``rows`` (a :class:`lloydbook.claims.SeededRows`: the claims and open rows it records, and its seed
+    value ``seed_value``), and the glue, seeds and claims that carry its key. Made by :func:`setup`."""
 
     def __init__(self, key: str, seed_value: int = 0):
         if not isinstance(key, str):
             raise TypeError(f"chapter must be a chapter key (str), one of {sorted(CHAPTERS)}; got {key!r}")
         self.key = check_choice("chapter", key, CHAPTERS)
-        self.seed_value = check_int("seed_value", seed_value, 0)
+        seed_value = check_int("seed_value", seed_value, 0, 2**32 - 1)
         self.P = params(CHAPTERS[key])
         self.paper = params(CHAPTERS[key], "paper")
-        self.rows = claims.Rows(self.key)
+        self.rows = claims.SeededRows(self.key, seed_value)
         self._expected: dict[str, str] = {}
+        self._post_hoc: dict[str, bool] = {}
 
     @property
     def scale(self) -> str:
         return self.P.scale
+
+    @property
+    def seed_value(self) -> int:
+        """The chapter's seed value (``LLOYD_SEED`` in :func:`setup`), which its rows own."""
+        return self.rows.seed_value
 
     def name(self, name: str) -> str:
         """The glue name ``<key>-<name>`` (``name`` without the prefix)."""
@@ -101,11 +135,10 @@ class Chapter:
             glue(name, value, display=False)
 
     def seed(self, name: str) -> int:
-        """A seed (0 <= seed < 2**31) for the random draw called ``name`` in this chapter: the same at every
-        run and scale, unrelated to every other name's (:func:`lloydlib.training.derive_seed`)."""
-        if not isinstance(name, str) or not name.strip():
-            raise ValueError(f"name must be a non-empty name of a random draw, got {name!r}")
-        return derive_seed(self.seed_value, "book", self.key, name) >> 32
+        """A seed (0 <= seed < 2**31) for the random draw called ``name`` in this chapter, from its seed value:
+        the same at every run and scale, unrelated to every other name's (:meth:`lloydbook.claims.SeededRows.seed`,
+        :func:`lloydlib.training.derive_seed`)."""
+        return self.rows.seed(name)
 
     def claim_id(self, name: str) -> str:
         """The claim id ``<key>-<name>``."""
@@ -116,7 +149,7 @@ class Chapter:
         verdict as ``v-<name>`` (for the prose). Returns the :class:`~lloydbook.claims.Claim`."""
         if row.get("verdict") != "background":
             self._check_expected(name, row.get("verdict"), row.get("source", ""))
-        claim = self.rows.record(self.claim_id(name), **row)
+        claim = self.rows.record(self.claim_id(name), **row, post_hoc=self._post_hoc.get(name, False))
         self.glue(f"v-{name}", claim.verdict)
         return claim
 
@@ -125,14 +158,15 @@ class Chapter:
         as ``expected``, its ``evidence`` parts judged, its ``setting``) into this chapter's rows; glues the
         verdict as ``v-<name>``. Returns the evidence."""
         self._check_expected(name, row.get("expected"), row.get("source", ""))
-        evidence = claims.evidence.decide(self.claim_id(name), **row, into=self.rows)
+        post_hoc = self._post_hoc.get(name, False)
+        evidence = claims.evidence.decide(self.claim_id(name), **row, into=self.rows, post_hoc=post_hoc)
         self.glue(f"v-{name}", row["expected"])
         return evidence
 
     def expect(self, name: str, runs=None, *, paper_setting: bool | None = None) -> str:
         """The verdict the claim ``<key>-<name>`` expects, stated before its evidence is computed
         (:mod:`lloydbook.expectations`): the paper's statement when the claim is decided at the paper's setting,
-        else the pilot's, if one is stated. Give the ``runs`` (or configs) the claim reads, which are at the
+        else the pilot's, if one is stated (a pilot on the claim's own runs marks its row post hoc). Give the ``runs`` (or configs) the claim reads, which are at the
         paper's setting when every one is a config of the paper-scale sweeps (:func:`lloydbook.sweeps.at_paper`),
         or, for a claim that reads no training run, ``paper_setting``. ``decide`` and ``record`` in the
         chapters with expectations refuse a claim whose expectation was not asked for first."""
@@ -144,6 +178,7 @@ class Chapter:
             raise TypeError(f"paper_setting must be a bool, got {paper_setting!r}")
         verdict = expectations.expected(self.claim_id(name), paper_setting)
         self._expected[name] = verdict
+        self._post_hoc[name] = expectations.post_hoc(self.claim_id(name), paper_setting)
         return verdict
 
     def at_paper(self, *names: str) -> bool:
@@ -205,18 +240,22 @@ class Chapter:
         return f"Chapter({self.key!r}, scale={self.scale!r})"
 
 
-def setup(chapter: str, seed_value: int = 0) -> Chapter:
-    """Start a chapter: seed everything, print the scale and device, return its :class:`Chapter`.
+def setup(chapter: str, seed_value: int | None = None) -> Chapter:
+    """Start a chapter: seed everything, print the scale, device and seed, return its :class:`Chapter`.
+
+    The chapter's seed value is ``seed_value``, by default (None) the environment's ``LLOYD_SEED``
+    (:func:`lloyd_seed`); python's, numpy's and torch's global generators are seeded with it too.
 
     Its rows become the active chapter's (:func:`lloydbook.claims.activate`), so what records a claim without
     the chapter in hand (the GPU sections' verdicts, :mod:`lloydbook.paper_scale`, through
     :func:`lloydbook.claims.record`) records it in ``ch.rows`` too, under the chapter's key.
     """
-    ch = Chapter(chapter, seed_value)
-    seed(seed_value)
+    source = "LLOYD_SEED" if seed_value is None else "seed_value"
+    ch = Chapter(chapter, lloyd_seed() if seed_value is None else seed_value)
+    seed(ch.seed_value)
     claims.activate(ch.rows)
     print(
         f"lloydlib {lloydlib.__version__} | scale={ch.scale} (LLOYD_SCALE) | device={device()} "
-        f"| torch {torch.__version__} | seed={seed_value}"
+        f"| torch {torch.__version__} | seed={ch.seed_value} ({source})"
     )
     return ch

@@ -1,10 +1,10 @@
 """The chapter *Distribution families and task dissimilarity* (``book/07_families.ipynb``): its tasks,
 evaluations, statistics and figures (the Leaner paper's Figs. 4, 8, 9, 16, 18 and 19).
 
-Seeds: the test tasks of the transfer grid come from :data:`EVAL_SEED` (family ``i`` from ``EVAL_SEED + i``); the
-chapter's other draws (the squeeze of cauchy tasks, the EMD matrices) from seeds it names (``Chapter.seed``);
-:data:`PILOT_SEED` gave the pilot that set the chapter's expectations. Training streams use 63-bit seeds
-(:func:`lloydlib.training.derive_seed`), so none of these meet them.
+Seeds: every draw of the chapter (the test tasks of the transfer grid, family ``i`` from ``seed + i``, the squeeze
+of cauchy tasks, the EMD matrices, the bootstrap of the rank correlation) comes from a seed it names (``ch.seed``);
+:data:`PILOT_SEED` and :data:`EVAL_SEED` are records (the pilot's test tasks, the earlier builds'), which no draw
+uses. Training streams use 63-bit seeds (:func:`lloydlib.training.derive_seed`), so none of these meet them.
 
 Shapes: a *cell* of the transfer grid is ``(train family, test family)``; its values are numpy arrays over
 the training seeds, ``(seeds,)``; +inf marks a run that diverged in training or whose centers were not
@@ -60,8 +60,7 @@ __all__ = [
     "correlation_figure",
 ]
 
-EVAL_SEED = 10_000
-PILOT_SEED = 90_000
+EVAL_SEED, PILOT_SEED = 10_000, 90_000  # records: the earlier builds' test tasks, the pilot's (no draw uses them)
 
 
 # ----------------------------------------------------------------------------------------- tasks
@@ -112,7 +111,7 @@ def block_row(M, labels, family: str = "cauchy") -> dict:
 
 
 # ----------------------------------------------------------------------------------------- transfer
-def test_tasks(count: int, n: int, d: int, k: int, families, seed: int = EVAL_SEED) -> dict:
+def test_tasks(count: int, n: int, d: int, k: int, families, seed: int) -> dict:
     """``{family: (X, C0)}``, ``count`` float32 test tasks per family (family ``i`` from ``seed + i``)."""
     return {f: sample_tasks(count, n, d, k, family=f, seed=seed + i) for i, f in enumerate(families)}
 
@@ -179,7 +178,7 @@ def degradation(values: dict, a: str, b: str, idx=None) -> float:
     return float(np.log(np.median(ab)) - np.log(np.median(bb)))
 
 
-def rank_correlation(values: dict, emd_rows, families, pairs, *, resamples=2000, level=0.9, seed=0) -> dict:
+def rank_correlation(values: dict, emd_rows, families, pairs, *, seed: int, resamples=2000, level=0.9) -> dict:
     """Does task dissimilarity predict transfer? Spearman's rank correlation (``scipy.stats.spearmanr``)
     over the ordered family ``pairs`` between the mean EMD of the two families' tasks and the transfer
     :func:`degradation`, with a percentile bootstrap interval at confidence ``level``.
@@ -187,7 +186,7 @@ def rank_correlation(values: dict, emd_rows, families, pairs, *, resamples=2000,
     ``values``: the transfer values of :func:`transfer`, ``{(train, test): (seeds,)}``; ``emd_rows``: a
     list over EMD draws of block matrices (F, F) in the order ``families`` (``block_summary(M, labels)[1]``).
     Each resample draws the training seeds (one draw for every family, with replacement) and the EMD
-    draws, and recomputes both sides. Returns ``{"rho", "low", "high", "emd", "deg"}``.
+    draws (from ``seed``), and recomputes both sides. Returns ``{"rho", "low", "high", "emd", "deg"}``.
     """
     pos = {f: i for i, f in enumerate(families)}
     blocks = np.asarray(emd_rows, dtype=np.float64)
@@ -200,7 +199,7 @@ def rank_correlation(values: dict, emd_rows, families, pairs, *, resamples=2000,
         return float(spearmanr(emd, deg).statistic), emd, deg
 
     est, emd, deg = rho(np.arange(seeds), np.arange(len(blocks)))
-    rng = np.random.default_rng(seed)
+    rng = np.random.default_rng(check_int("seed", seed, 0))
     boot = [rho(rng.integers(0, seeds, seeds), rng.integers(0, len(blocks), len(blocks)))[0] for _ in range(resamples)]
     boot = np.nan_to_num(np.asarray(boot), nan=0.0)  # a resample with tied ranks throughout: no correlation
     low = float(np.quantile(boot, (1 - level) / 2, method="lower"))
@@ -221,7 +220,7 @@ def finite_pairs(values: dict, families) -> list[tuple[str, str]]:
     ]
 
 
-def transfer_correlation(values: dict, emd_rows, families, *, resamples: int, seed: int = 0) -> dict:
+def transfer_correlation(values: dict, emd_rows, families, *, resamples: int, seed: int) -> dict:
     """:func:`rank_correlation` over the :func:`finite_pairs` of ``values``, with ``"pairs"``, their count."""
     pairs = finite_pairs(values, families)
     return rank_correlation(values, emd_rows, families, pairs, resamples=resamples, seed=seed) | {"pairs": len(pairs)}

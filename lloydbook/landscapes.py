@@ -7,13 +7,13 @@ returns, per kind, an array of shape ``(len(runs), g, g)`` (one surface per seed
 reduce it to per-seed values of shape ``(len(runs),)``, which :mod:`lloydbook.learning`'s ``lower``,
 ``below`` and ``above`` decide claims on.
 
-Seeds: the book's evaluation tasks come from seeds the chapter names (``Chapter.seed``), its directions from
-:data:`DIRECTION_SEED` + the run's training seed (the further planes' from named seeds + the training seed); the
-pilot that set the chapter's expected verdicts used :data:`PILOT_EVAL_SEED` and :data:`PILOT_DIRECTION_SEED`
-instead, and a second look (:data:`LOOK_EVAL_SEED`, :data:`LOOK_DIRECTION_SEED`), after which two claims were
-reworded, is not reused: the book's seeds are fresh, so every asserted claim is confirmed on tasks and directions
-that played no part in its wording. Training streams draw their tasks from 63-bit seeds derived from the run's
-seed (:func:`lloydlib.training.derive_seed`), never from these.
+Seeds: the book's evaluation tasks come from seeds the chapter names (``Chapter.seed``, from ``LLOYD_SEED``), its
+directions from a named seed + the run's training seed (``direction_seed`` of :func:`surfaces`); the pilot that set
+the chapter's expected verdicts used :data:`PILOT_EVAL_SEED` and :data:`PILOT_DIRECTION_SEED` instead, and a second
+look (:data:`LOOK_EVAL_SEED`, :data:`LOOK_DIRECTION_SEED`), after which two claims were reworded, is not reused
+(records, which no draw uses): the book's seeds are fresh, so every asserted claim is confirmed on tasks and
+directions that played no part in its wording. Training streams draw their tasks from 63-bit seeds derived from the
+run's seed (:func:`lloydlib.training.derive_seed`), never from these.
 """
 
 from __future__ import annotations
@@ -38,7 +38,6 @@ from .learning import q3
 from .tables import Table
 
 __all__ = [
-    "DIRECTION_SEED",
     "PILOT_EVAL_SEED",
     "PILOT_DIRECTION_SEED",
     "eval_tasks",
@@ -60,10 +59,9 @@ __all__ = [
     "seed_strip",
 ]
 
-#: the pilot's evaluation tasks: seed PILOT_EVAL_SEED + i for the i-th batch (the book's are named by the chapter)
-PILOT_EVAL_SEED = 20_000
-#: the directions of a run with training seed s: DIRECTION_SEED + s (the pilot's: PILOT_DIRECTION_SEED + s)
-DIRECTION_SEED, PILOT_DIRECTION_SEED = 60_000, 40_000
+#: records (no draw of the book uses them): the pilot's evaluation tasks, seed PILOT_EVAL_SEED + i for the i-th batch,
+#: and its directions of a run with training seed s, PILOT_DIRECTION_SEED + s (the book's are named by the chapter)
+PILOT_EVAL_SEED, PILOT_DIRECTION_SEED = 20_000, 40_000
 #: the second look's tasks and directions (the claims' wording was settled on them; not used by the book)
 LOOK_EVAL_SEED, LOOK_DIRECTION_SEED = 10_000, 30_000
 

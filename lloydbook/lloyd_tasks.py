@@ -193,8 +193,8 @@ def scatter_task(ax, X, C, labels, title: str) -> None:
     ax.set_yticks([0, 1])
 
 
-def plot_families(families, n: int, *, k: int = 6, seed: int = 7):
-    """One task of each family (d = 2), coloured by mixture component. Returns the figure."""
+def plot_families(families, n: int, *, seed: int, k: int = 6):
+    """One task of each family (d = 2, each drawn from ``seed``), coloured by mixture component. Returns the figure."""
     fig, axes = plt.subplots(1, len(families), figsize=(16, 3.4))
     for ax, family in zip(np.atleast_1d(axes), families):
         X, C, lab = L.sample_tasks(1, n, 2, k, family=family, seed=seed, dtype=torch.float64, return_labels=True)
@@ -206,8 +206,9 @@ def plot_families(families, n: int, *, k: int = 6, seed: int = 7):
     return fig
 
 
-def plot_variants(variants, n: int, *, k: int = 6, seed: int = 11):
-    """One normal task per variant (title, keyword arguments of :func:`lloydlib.sample_tasks`), same seed."""
+def plot_variants(variants, n: int, *, seed: int, k: int = 6):
+    """One normal task per variant (title, keyword arguments of :func:`lloydlib.sample_tasks`), each drawn from
+    ``seed``. Returns the figure."""
     fig, axes = plt.subplots(1, len(variants), figsize=(16, 3.4))
     for ax, (title, kw) in zip(np.atleast_1d(axes), variants):
         X, C, lab = L.sample_tasks(1, n, 2, k, seed=seed, dtype=torch.float64, return_labels=True, **kw)
@@ -216,8 +217,9 @@ def plot_variants(variants, n: int, *, k: int = 6, seed: int = 11):
     return fig
 
 
-def two_groups(n: int, *, seed: int = 5):
-    """A stretched two-dimensional task, (1, n, 2), and one initial center in each group, (1, 2, 2).
+def two_groups(n: int, *, seed: int):
+    """A stretched two-dimensional task, (1, n, 2), drawn from ``seed``, and one initial center in each group,
+    (1, 2, 2).
 
     The long axis has scale 4, the short one 0.25; the first n // 2 points are shifted by 1.5 along the
     short axis only, so the groups are apart along the short axis.
@@ -228,8 +230,9 @@ def two_groups(n: int, *, seed: int = 5):
     return raw, raw[:, torch.tensor([0, n - 1])]
 
 
-def plot_minmax_example(n: int, *, steps: int = 20, seed: int = 5):
-    """Lloyd (k = 2) on :func:`two_groups` before and after per-dimension min-max scaling. Returns the figure."""
+def plot_minmax_example(n: int, *, seed: int, steps: int = 20):
+    """Lloyd (k = 2) on :func:`two_groups` (drawn from ``seed``) before and after per-dimension min-max scaling.
+    Returns the figure."""
     raw, C_raw = two_groups(n, seed=seed)
     scaled, C_sc = minmax_with_centers(raw, C_raw)
     part_raw = L.assign(raw, L.lloyd(raw, C_raw, steps)[0])[0]

@@ -6,9 +6,10 @@ and 12) with :mod:`lloydlib.generalisation.multistep`. A *setting* is a list of
 algorithm, an array of *curves* of shape (seeds, T + 1): row i is the mean over evaluation tasks of the log
 k-means objective at every step (:func:`lloydlib.generalisation.multistep.mean_log`) for the run of seed i.
 The run of seed s is evaluated on tasks drawn with seed ``task_seed + s`` (the same tasks for every setting
-and for Lloyd's, so differences are paired by seed); the book's evaluation seeds start at
-:data:`EVAL_SEED`, the pilot that fixed the chapter's expectations used :data:`PILOT_SEED`, and no training
-stream uses either (training draws from 63-bit hashed seeds, ``lloydlib.training.derive_seed``).
+and for Lloyd's, so differences are paired by seed); the chapter's ``task_seed`` is one it names
+(``ch.seed("eval-tasks")``, from ``LLOYD_SEED``), the pilot that fixed the chapter's expectations used
+:data:`PILOT_SEED` (a record: no draw of the book uses it), and no training stream meets either (training draws
+from 63-bit hashed seeds, ``lloydlib.training.derive_seed``).
 
 Per-seed statistics (arrays of shape (seeds,)) for :func:`lloydbook.learning.decide`: :func:`gap` (model
 minus Lloyd's at one step; below 0 the model's tasks end with a smaller objective, in log units: -0.05 is
@@ -31,7 +32,6 @@ from lloydlib.generalisation.multistep import MODES, lloyd_objectives, mean_log,
 from .figures import COLOR, DASH
 
 __all__ = [
-    "EVAL_SEED",
     "PILOT_SEED",
     "PAPER_MODELS",
     "SHIFTS",
@@ -48,9 +48,8 @@ __all__ = [
     "gap_panels",
 ]
 
-#: the book's evaluation tasks for the run of seed s are drawn with seed EVAL_SEED + s
-EVAL_SEED = 10_000
-#: the pilot's (other tasks, same models), which fixed the chapter's expected verdicts
+#: a record: the pilot's evaluation tasks for the run of seed s were drawn with seed PILOT_SEED + s (other tasks,
+#: the same models), which fixed the chapter's expected verdicts (:mod:`lloydbook.expectations.many_steps`)
 PILOT_SEED = 20_000
 
 #: the models the paper evaluates in Figs. 6, 7 and 12 (their captions: n=512, d=32, k=10, tau=0.1; the paper's
@@ -103,20 +102,21 @@ def evaluate(
     n: int | None = None,
     init: str = "random",
     shift: str | None = None,
-    task_seed: int = EVAL_SEED,
+    task_seed: int,
 ) -> dict[str, np.ndarray]:
     """Curves (seeds, steps + 1) of mean log k-means objective per step: ``{mode: ..., "lloyd": ...}``.
 
     ``runs``: one setting (its seeds; all of one d, k); ``tasks`` evaluation tasks per seed with ``n``
     points each (default: the training n), initial centers from ``init`` ("random", "gonzalez",
     "kmeans++"), drawn from the training distribution or under a ``shift`` of :data:`SHIFTS`, with seed
-    ``task_seed + run.config.seed``. Lloyd's row i runs on the tasks of the model of row i.
+    ``task_seed + run.config.seed`` (``task_seed``: an integer >= 0). Lloyd's row i runs on the tasks of the model
+    of row i.
     """
     runs = list(runs)
     if not runs:
         raise ValueError("runs must hold at least one run, got none")
     steps = check_int("steps", steps, 0)
-    tasks = check_int("tasks", tasks, 1)
+    tasks, task_seed = check_int("tasks", tasks, 1), check_int("task_seed", task_seed, 0)
     modes = [check_choice("modes", m, MODES) for m in modes]
     out = {m: [] for m in [*modes, "lloyd"]}
     for r in runs:
@@ -183,12 +183,12 @@ def eval_ns(train_n: int, ratios) -> list[int]:
     return sorted({int(round(r * train_n)) for r in ratios} - {int(train_n)})
 
 
-def data_rewrite(runs, tasks: int, task_seed: int = EVAL_SEED) -> np.ndarray:
+def data_rewrite(runs, tasks: int, task_seed: int) -> np.ndarray:
     """Per run, shape ``(len(runs),)``: how far one layer of Eq. 4 on fresh tokens moves the data rows of the point
     tokens, ``||Xbar^(1)[:, :, :d] - X|| / ||X||`` (Frobenius norms over ``tasks`` evaluation tasks of the run's
     training distribution, seed ``task_seed + seed``). Appendix C: a learned value map "can also overwrite the x
     rows of the point tokens"; with Theorem B.1's weights they stay X (0). +inf for a diverged run."""
-    out = []
+    task_seed, out = check_int("task_seed", task_seed, 0), []
     for run in runs:
         X, C0 = _tasks(run.config, tasks, run.config.n, "random", None, task_seed + run.config.seed)
         with torch.no_grad():

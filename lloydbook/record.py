@@ -174,12 +174,14 @@ def merge(out: Path, runs, group: str, rebuild: str) -> set:
     groups; the new ones listed under ``group``); returns the keys the store holds. A store trained by other
     code, or another torch, raises :class:`lloydlib.training.StaleStoreError`: its runs are not re-stamped."""
     groups: dict[str, list] = {}
+    kept: dict = {}  # what the store records of its re-certifications, kept when it is rewritten
     if training.store.is_store(out):
         store = training.RunStore(out, rebuild=rebuild, check_code=False)
         changes = store.changes()
         if changes:
             raise training.StaleStoreError(out / "store.json", changes, len(store), f"{RETRAIN}: {rebuild}")
         groups = {g: store.runs(g) for g in store.groups()}
+        kept = dict(recertify=store.recertify, recertified=store.manifest.get("recertified"))
     have = {r.key for rs in groups.values() for r in rs}
     new = list({r.key: r for r in runs if r.key not in have}.values())
     if not new:
@@ -187,7 +189,7 @@ def merge(out: Path, runs, group: str, rebuild: str) -> set:
     groups.setdefault(group, []).extend(new)
     machines = sorted({r.info.get("hardware", "?") for rs in groups.values() for r in rs})
     note = f"recorded by python -m lloydbook.record on {'; '.join(machines)}; TF32 off"
-    training.write_store(out, groups, rebuild=rebuild, note=note)
+    training.write_store(out, groups, rebuild=rebuild, note=note, **kept)
     return have | {r.key for r in new}
 
 

@@ -15,7 +15,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from .claims.evidence import Evidence, above, all_of, below, lower, within
+from .claims.render import html_text
 from .learning import auc, final, final_train, steps_to_settle
+from .tables import Table
 
 __all__ = [
     "Part",
@@ -249,3 +251,23 @@ def missing_text(configs) -> str:
     if not groups:
         return "none"
     return "; ".join(f"tau={t:g} {e}:{l} {_seeds_text(seeds)}" for (t, e, l), seeds in groups.items())
+
+
+def setting_pairs(rows, names, suffix: str = "-n512") -> tuple[Table, str]:
+    """The verdict of each claim ``<name>`` of ``rows`` (a chapter's :class:`lloydbook.claims.Rows`) beside that of
+    ``<name><suffix>``, the same statement decided at another setting (the paper's own, say): a :class:`Table`
+    (statement, then each row's verdict and what it read) and, in words, the names whose verdicts differ (an open
+    row differs from no verdict: it decides nothing), or "none". Names are without the chapter prefix."""
+    by_id = {r.id: r for r in rows.rows()}
+    table, differ = [], []
+    for name in names:
+        ids = (f"{rows.chapter}-{name}", f"{rows.chapter}-{name}{suffix}")
+        missing = [i for i in ids if i not in by_id]
+        if missing:
+            raise ValueError(f"names must name rows of chapter {rows.chapter!r} at both settings; missing {missing}")
+        a, b = (by_id[i] for i in ids)
+        table.append([f"<code>{name}</code>", a.verdict, b.verdict, html_text(b.ours)])
+        if "open" not in (a.verdict, b.verdict) and a.verdict != b.verdict:
+            differ.append(f"{name} ({a.verdict} -> {b.verdict})")
+    header = ("statement", "this build's verdict", f"verdict at {suffix.strip('-')}", f"what {suffix.strip('-')} read")
+    return Table(header, table), "; ".join(differ) or "none"

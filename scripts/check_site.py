@@ -12,6 +12,8 @@ Usage: python scripts/check_site.py [_build/html] [--screenshots DIR]
    request to a non-local host, an image that did not load, or math left untypeset (MathJax missing,
    a ``.math`` element without an ``mjx-container``, a MathJax error, or raw ``$``/``\\(``/``\\[`` math
    left in the text).
+3. Markup scan: MyST markup left unrendered in a page's text (a role such as ``{glue:text}`` or ``{cite}``, or a
+   directive fence) fails, wherever it is, code spans included.
 
 Without Chromium, step 2 is skipped and says so plainly. Exit status 0 when everything passes.
 """
@@ -105,6 +107,48 @@ class _UrlCollector(html.parser.HTMLParser):
         if self._in:
             for url in URL_IN_TEXT.findall(data):
                 self.urls.append(("script", f"<{self._in}> text", url))
+
+
+#: MyST markup a page shows as text when it was not rendered: a role (``{glue:text}`name```, ``{cite}`key```) or a
+#: directive fence (```` ```{figure} ````), e.g. a glue role nested inside backticks, which renders as code
+UNRENDERED = re.compile(
+    r"\{(?:glue(?::[a-z]+)?|cite(?::[a-z]+)?|ref|numref|doc|eq|term|download|math|prf:[a-z]+)\}`|```\{"
+)
+
+
+class _TextCollector(html.parser.HTMLParser):
+    """The text a reader sees (``<script>`` and ``<style>`` left out), code spans included."""
+
+    def __init__(self):
+        super().__init__(convert_charrefs=True)
+        self.parts: list[str] = []
+        self._skip = 0
+
+    def handle_starttag(self, tag, attrs):
+        if tag in ("script", "style"):
+            self._skip += 1
+
+    def handle_endtag(self, tag):
+        if tag in ("script", "style") and self._skip:
+            self._skip -= 1
+
+    def handle_data(self, data):
+        if not self._skip:
+            self.parts.append(data)
+
+
+def unrendered_markup(root: Path, page_list: list[str]) -> list[str]:
+    """Problems: each page whose visible text holds MyST markup left unrendered (:data:`UNRENDERED`), quoted."""
+    problems = []
+    for page in page_list:
+        collector = _TextCollector()
+        collector.feed((root / page).read_text(encoding="utf-8"))
+        text = "".join(collector.parts)
+        for m in UNRENDERED.finditer(text):
+            around = " ".join(text[max(0, m.start() - 40) : m.end() + 40].split())
+            problems.append(f"{page}: MyST markup left unrendered in the text: ...{around}...")
+    print(f"markup scan: {len(page_list)} pages, {len(problems)} place(s) with markup left unrendered")
+    return problems
 
 
 def _is_external(url: str) -> bool:
@@ -525,7 +569,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"check_site: no built book at {root} (run the book build first)", file=sys.stderr)
         return 2
     page_list = pages(root)
-    problems = static_scan(root, page_list)
+    problems = static_scan(root, page_list) + unrendered_markup(root, page_list)
     found = browser_check(root, page_list, args.screenshots)
     if found is None:
         print(

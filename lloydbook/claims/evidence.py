@@ -7,6 +7,10 @@ cost ratio over interleaved repetitions, ``all_of``: several cells that must all
 by the stated margin) or "undetermined" (it covers both), decided on intervals at :data:`LEVEL`.
 :func:`verdict_of` reads a verdict from the parts and :func:`decide` records the claim, asserting that the
 parts support exactly the verdict stated beforehand; an undetermined part never passes a check.
+
+The bootstrap behind ``lower``, ``below``, ``above`` and ``within`` resamples with :func:`bootstrap_seed`: the
+active chapter's seed for the draw ``"bootstrap: <part>"`` (:func:`lloydbook.claims.seeds.active_seed`), so it
+moves with ``LLOYD_SEED`` like every other draw of the chapter.
 """
 
 from __future__ import annotations
@@ -19,12 +23,14 @@ from lloydlib import training
 from lloydlib.bench import timing
 
 from .registry import VERDICTS, Rows, active
+from .seeds import active_seed
 
 __all__ = [
     "LEVEL",
     "OUTCOMES",
     "Evidence",
     "q3",
+    "bootstrap_seed",
     "lower",
     "below",
     "above",
@@ -58,6 +64,18 @@ class Evidence:
     text: str
 
 
+def bootstrap_seed(part: str) -> int:
+    """The seed of the bootstrap that decides the part ``part``: the active chapter's seed for the draw
+    ``"bootstrap: <part>"`` (:func:`lloydbook.claims.seeds.active_seed`)."""
+    return active_seed(f"bootstrap: {part}")
+
+
+def _median_difference(part: str, a, b, paired: bool):
+    """:func:`lloydlib.training.median_difference` of ``b - a`` at :data:`LEVEL`, resampled from the part's
+    :func:`bootstrap_seed`."""
+    return training.median_difference(a, b, paired=paired, level=LEVEL, seed=bootstrap_seed(part))
+
+
 def _interval(m) -> str:
     return f"{m.estimate:+.3f}, {m.level:.0%} interval [{m.low:+.3f}, {m.high:+.3f}]"
 
@@ -69,7 +87,7 @@ def lower(part: str, a, b, a_name: str, b_name: str, *, paired: bool, margin: fl
     for runs of one seed that saw the same tasks): holds when the interval lies above ``margin``, fails
     when it lies below it.
     """
-    m = training.median_difference(a, b, paired=paired, level=LEVEL)
+    m = _median_difference(part, a, b, paired)
     outcome = "holds" if m.low > margin else "fails" if m.high < margin else "undetermined"
     # runs, not seeds: a pooled part (two embeddings' runs of every seed) holds more runs than seeds
     how = f"paired by seed, {len(a)} pairs" if paired else f"unpaired, {len(a)} and {len(b)} runs"
@@ -80,14 +98,14 @@ def lower(part: str, a, b, a_name: str, b_name: str, *, paired: bool, margin: fl
 def below(part: str, a, threshold: float, a_name: str) -> Evidence:
     """The part 'median of ``a`` < ``threshold``': holds when the interval of the median lies below it,
     fails when it lies above it."""
-    m = training.median_difference(a, np.full(len(a), float(threshold)), paired=True, level=LEVEL)
+    m = _median_difference(part, a, np.full(len(a), float(threshold)), True)
     outcome = "holds" if m.low > 0 else "fails" if m.high < 0 else "undetermined"
     return Evidence(part, outcome, f"{a_name} {q3(a)}; {threshold:g} - median {_interval(m)} ({len(a)} runs)")
 
 
 def above(part: str, a, threshold: float, a_name: str) -> Evidence:
     """The part 'median of ``a`` > ``threshold``' (see :func:`below`)."""
-    m = training.median_difference(np.full(len(a), float(threshold)), a, paired=True, level=LEVEL)
+    m = _median_difference(part, np.full(len(a), float(threshold)), a, True)
     outcome = "holds" if m.low > 0 else "fails" if m.high < 0 else "undetermined"
     return Evidence(part, outcome, f"{a_name} {q3(a)}; median - {threshold:g} {_interval(m)} ({len(a)} runs)")
 
@@ -95,7 +113,7 @@ def above(part: str, a, threshold: float, a_name: str) -> Evidence:
 def within(part: str, a, b, a_name: str, b_name: str, tol: float, *, paired: bool) -> Evidence:
     """The part 'the medians of ``a`` and ``b`` differ by less than ``tol``' (an equivalence test): holds
     when the whole interval of the difference lies inside (-tol, tol), fails when it lies outside."""
-    m = training.median_difference(a, b, paired=paired, level=LEVEL)
+    m = _median_difference(part, a, b, paired)
     inside, outside = -tol < m.low and m.high < tol, m.low > tol or m.high < -tol
     outcome = "holds" if inside else "fails" if outside else "undetermined"
     text = f"{a_name} {q3(a)} vs {b_name} {q3(b)}; {b_name} - {a_name} {_interval(m)}, tolerance {tol:g}"
@@ -144,10 +162,20 @@ def verdict_of(evidence) -> str:
 
 
 def decide(
-    claim_id, *, statement, source, paper, expected: str, evidence, setting: str = "", into: Rows | None = None
+    claim_id,
+    *,
+    statement,
+    source,
+    paper,
+    expected: str,
+    evidence,
+    setting: str = "",
+    into: Rows | None = None,
+    post_hoc: bool = False,
 ) -> list:
-    """Record a claim whose verdict ``expected`` was stated before the runs were read, in the chapter rows
-    ``into`` (default: the active chapter's, :func:`lloydbook.claims.active`).
+    """Record a claim whose verdict ``expected`` was stated before the runs were read (``post_hoc``: set after its
+    own runs or models were read, and marked so), in the chapter rows ``into`` (default: the active chapter's,
+    :func:`lloydbook.claims.active`).
 
     ``evidence`` is a list of :class:`Evidence` (one per stated part). The check: the parts support
     exactly the expected verdict (:func:`verdict_of`; "beyond the paper" when every part holds). The row
@@ -170,5 +198,6 @@ def decide(
         verdict=expected,
         check=bool(found == expected),
         setting=setting,
+        post_hoc=post_hoc,
     )
     return evidence

@@ -10,6 +10,10 @@ which runs the pilot used, and what was seen before it was set. From these:
   where the runs disagree, its check fails: that is the finding;
 - at any other setting it is the pilot's verdict when one is stated, else the paper's statement.
 
+A pilot that read the claim's own runs or models (``post_hoc``) records what they show rather than predicts
+it: its rows are marked post hoc in their table and counted apart on the Scorecard
+(:data:`lloydbook.claims.POST_HOC`).
+
 The entries live in :mod:`lloydbook.expectations`, one module per chapter; a chapter asks
 :meth:`lloydbook.book.Chapter.expect` before it computes, and ``Chapter.decide`` refuses a claim of
 those chapters whose expectation was not asked for. ``tests/lloydbook/claims/test_expectations.py``
@@ -22,7 +26,7 @@ from dataclasses import dataclass
 
 from .registry import VERDICTS
 
-__all__ = ["Expectation", "PAPER_VERDICT", "expected"]
+__all__ = ["Expectation", "PAPER_VERDICT", "expected", "post_hoc"]
 
 #: the expected verdict at the paper's setting: of a claim of the paper, and of one beyond it
 PAPER_VERDICT = {True: "reproduced", False: "beyond the paper"}
@@ -32,11 +36,13 @@ PAPER_VERDICT = {True: "reproduced", False: "beyond the paper"}
 class Expectation:
     """``of_paper``: the claim is a statement of the paper (else beyond it). ``pilot``: the verdict a
     pilot set at the CPU build's setting (None: the paper's statement is the expectation there too);
-    ``basis``: the pilot's runs and what was seen (required with a pilot)."""
+    ``basis``: the pilot's runs and what was seen (required with a pilot); ``post_hoc``: the pilot read the
+    claim's own runs or trained models before it was set (only with a pilot)."""
 
     of_paper: bool
     pilot: str | None = None
     basis: str = ""
+    post_hoc: bool = False
 
     def __post_init__(self):
         if not isinstance(self.of_paper, bool):
@@ -46,6 +52,10 @@ class Expectation:
                 raise ValueError(f"pilot must be None or one of {list(VERDICTS[:4])}, got {self.pilot!r}")
             if not self.basis.strip():
                 raise ValueError(f"a pilot verdict ({self.pilot!r}) needs its basis: the runs the pilot used")
+        if not isinstance(self.post_hoc, bool):
+            raise TypeError(f"post_hoc must be a bool, got {self.post_hoc!r}")
+        if self.post_hoc and self.pilot is None:
+            raise ValueError("post_hoc marks a pilot that read the claim's own runs; give its pilot verdict and basis")
         if not self.of_paper and self.pilot not in (None, "beyond the paper"):
             raise ValueError(f"a claim beyond the paper expects 'beyond the paper', got pilot {self.pilot!r}")
 
@@ -62,6 +72,10 @@ class Expectation:
             return self.paper
         return self.pilot
 
+    def post_hoc_at(self, paper_setting: bool) -> bool:
+        """Whether the verdict :meth:`at` gives there was set after reading the claim's own runs or models."""
+        return self.at(paper_setting) == self.pilot and self.post_hoc and not paper_setting
+
 
 def expected(registry: dict, claim_id: str, paper_setting: bool) -> str:
     """The verdict ``registry[claim_id]`` expects at the paper's setting or another; a ValueError naming the
@@ -71,3 +85,9 @@ def expected(registry: dict, claim_id: str, paper_setting: bool) -> str:
             f"no expectation is stated for claim {claim_id!r}: add it to lloydbook.expectations before computing"
         )
     return registry[claim_id].at(paper_setting)
+
+
+def post_hoc(registry: dict, claim_id: str, paper_setting: bool) -> bool:
+    """Whether the verdict :func:`expected` gives for ``claim_id`` there was set after reading its own runs."""
+    expected(registry, claim_id, paper_setting)  # the same error for a claim with no entry
+    return registry[claim_id].post_hoc_at(paper_setting)

@@ -21,6 +21,7 @@ import numpy as np
 __all__ = [
     "VERDICTS",
     "OPEN",
+    "POST_HOC",
     "KINDS",
     "Row",
     "Claim",
@@ -42,6 +43,9 @@ __all__ = [
 VERDICTS = ("reproduced", "partly", "not reproduced", "beyond the paper", "background")
 #: what an open row shows instead of a verdict: a paper statement this build does not decide
 OPEN = "open"
+#: what the counts call a claim whose expected verdict was set after its own runs or models were read: counted apart
+#: from the claims whose expectation was stated blind, whatever its verdict
+POST_HOC = "post hoc"
 #: a row is a claim (checked, with a verdict) or open (named, with the setting and command that would decide it)
 KINDS = ("claim", OPEN)
 
@@ -55,7 +59,9 @@ class Row:
     ``kind`` is "claim" (``verdict`` one of :data:`VERDICTS`, its check held when it was recorded) or
     "open" (``verdict`` is :data:`OPEN`: the build does not decide the statement; ``decides`` names the
     setting and the command that would). ``setting`` is where the claim was decided (n, d, k, steps, seeds
-    ...), or "" where no setting applies (a theorem checked exactly, say).
+    ...), or "" where no setting applies (a theorem checked exactly, say). ``post_hoc``: the claim's expected
+    verdict was set after its own runs or models had been read (a pilot on the same runs), so its check records
+    what they show rather than tests a prediction; tables mark it, and counts keep it apart.
     """
 
     id: str
@@ -67,6 +73,7 @@ class Row:
     setting: str = ""
     kind: str = "claim"
     decides: str = ""
+    post_hoc: bool = False
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -149,10 +156,12 @@ def _check_verdict(verdict) -> str:
 
 
 def counts(of: list[Row] | None = None) -> dict[str, int]:
-    """Rows per verdict (every verdict present, zeros included) and ``"open"``: of ``of``, default the
-    active chapter's."""
+    """Of the rows ``of`` (default: the active chapter's), the claims stated blind per verdict (every verdict
+    present, zeros included), the post-hoc claims whatever their verdict (:data:`POST_HOC`) and the open rows
+    (:data:`OPEN`)."""
     of = rows() if of is None else of
-    out = {v: sum(r.kind == "claim" and r.verdict == v for r in of) for v in VERDICTS}
+    out = {v: sum(r.kind == "claim" and not r.post_hoc and r.verdict == v for r in of) for v in VERDICTS}
+    out[POST_HOC] = sum(r.kind == "claim" and r.post_hoc for r in of)
     out[OPEN] = sum(r.kind == OPEN for r in of)
     return out
 
@@ -175,12 +184,27 @@ class Rows:
         self._rows[row.id] = row
         return row
 
-    def record(self, id: str, *, statement: str, source: str, paper, ours, verdict: str, check, setting: str = ""):
+    def record(
+        self,
+        id: str,
+        *,
+        statement: str,
+        source: str,
+        paper,
+        ours,
+        verdict: str,
+        check,
+        setting: str = "",
+        post_hoc=False,
+    ):
         """Assert a claim's check and keep its row: see :func:`record`."""
+        if not isinstance(post_hoc, bool):
+            raise TypeError(f"post_hoc must be a bool, got {post_hoc!r}")
         row = Row(
             **_common(self.chapter, id, statement, source, paper, ours),
             verdict=_check_verdict(verdict),
             setting=_check_text("setting", setting, empty=True),
+            post_hoc=post_hoc,
         )
         if not isinstance(check, (bool, np.bool_)):
             raise TypeError(

@@ -7,13 +7,14 @@ import json
 import re
 
 from ..glue import glue
-from .registry import OPEN, VERDICTS, Row, Rows, _check_key, active, slug
+from .registry import OPEN, POST_HOC, VERDICTS, Row, Rows, _check_key, active, slug
 
 __all__ = ["COLUMNS", "ClaimsTable", "glue_keys", "table", "html_text"]
 
 #: the table's columns (an open row's "Verdict" cell reads "open", its "Ours" cell what would decide it)
 COLUMNS = ("Claim", "Statement", "Source", "Setting", "Paper", "Ours", "Verdict")
 
+_POST_HOC_TITLE = "its expected verdict was set after its own runs or models had been read: it records what they show"
 _CODE = re.compile(r"`([^`]+)`")
 _INLINE_MATH = re.compile(r"(?<!\\)\$(?!\$)(.+?)(?<!\\)\$")
 
@@ -54,8 +55,10 @@ class ClaimsTable:
             cells = [f"<td><code>{html.escape(r.id)}</code></td>"]
             cells += [f"<td>{html_text(t)}</td>" for t in (r.statement, r.source, r.setting or "-", r.paper)]
             cells.append(f"<td>{_ours(r)}</td>")
-            cells.append(f'<td><span class="claim-verdict verdict-{v}">{r.verdict}</span></td>')
-            body.append(f'<tr id="claim-{r.id}" class="verdict-{v}">{"".join(cells)}</tr>')
+            mark = f' <span class="claim-post-hoc" title="{_POST_HOC_TITLE}">(post hoc)</span>' if r.post_hoc else ""
+            cells.append(f'<td><span class="claim-verdict verdict-{v}">{r.verdict}</span>{mark}</td>')
+            kind = " post-hoc" if r.post_hoc else ""
+            body.append(f'<tr id="claim-{r.id}" class="verdict-{v}{kind}">{"".join(cells)}</tr>')
         return (
             f'<table class="claims-table mathjax_process" data-chapter="{html.escape(self.chapter)}">'
             f"<thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
@@ -78,16 +81,18 @@ class ClaimsTable:
         lines = [" | ".join(self.COLUMNS)]
         for r in self.rows:
             ours = r.ours if r.kind != OPEN else f"{r.ours}; decided by: {r.decides}"
-            lines.append(" | ".join((r.id, r.statement, r.source, r.setting or "-", r.paper, ours, r.verdict)))
+            verdict = f"{r.verdict} (post hoc)" if r.post_hoc else r.verdict
+            lines.append(" | ".join((r.id, r.statement, r.source, r.setting or "-", r.paper, ours, verdict)))
         return "\n".join(lines)
 
 
 def glue_keys(chapter_key: str) -> dict[str, str]:
     """The glue keys :func:`table` writes for a chapter: ``"table"`` (HTML), ``"rows"`` (the rows as a JSON
-    text), ``"n"`` (claims, open rows not counted), one per verdict and ``"open"``."""
+    text), ``"n"`` (claims, open rows not counted), one per verdict (claims stated blind), ``"post hoc"`` and
+    ``"open"`` (see :func:`lloydbook.claims.counts`)."""
     chapter_key = _check_key("chapter", chapter_key)
     keys = {"table": f"claims-{chapter_key}", "rows": f"claims-{chapter_key}-rows", "n": f"claims-{chapter_key}-n"}
-    keys.update({v: f"claims-{chapter_key}-{slug(v)}" for v in (*VERDICTS, OPEN)})
+    keys.update({v: f"claims-{chapter_key}-{slug(v)}" for v in (*VERDICTS, POST_HOC, OPEN)})
     return keys
 
 
@@ -104,6 +109,6 @@ def table(chapter_rows: Rows | None = None) -> None:
     glue(keys["table"], table, display=True)
     glue(keys["rows"], table.to_json(), display=False)
     n = chapter_rows.counts()
-    glue(keys["n"], sum(n[v] for v in VERDICTS), display=False)
+    glue(keys["n"], sum(n[v] for v in (*VERDICTS, POST_HOC)), display=False)
     for verdict, count in n.items():
         glue(keys[verdict], count, display=False)

@@ -1,8 +1,9 @@
 """The book's Sphinx extension (loaded from _config.yml: ``sphinx.extra_extensions``).
 
 1. The Scorecard. ``{scorecard}`` in ``book/scorecard.md`` becomes, once every chapter is read, a summary
-   of every chapter's rows (one column per verdict of :data:`lloydbook.claims.VERDICTS`, the number of
-   claims, the open rows; a last row "Total" summed from them) and every chapter's table, in the order of
+   of every chapter's rows (one column per verdict of :data:`lloydbook.claims.VERDICTS` for the claims whose
+   expectation was stated blind, one for the post-hoc claims whatever their verdict, the number of claims, the
+   open rows; a last row "Total" summed from them) and every chapter's table, in the order of
    the documents, built from the rows each chapter glued as JSON (``claims-<key>-rows``, written by
    :func:`lloydbook.claims.table`). A claim id used by two chapters, a chapter table that does not read as
    rows, or a Scorecard with no chapter is a warning, which the strict build (``-W``) turns into an error.
@@ -26,14 +27,15 @@ from myst_nb.sphinx_ import NbMetadataCollector
 from sphinx.transforms.post_transforms import SphinxPostTransform
 from sphinx.util import logging
 
-from .registry import OPEN, VERDICTS, slug
+from .registry import OPEN, POST_HOC, VERDICTS, counts, slug
 from .render import ClaimsTable
 
 logger = logging.getLogger(__name__)
 
 CLAIMS_KEY = re.compile(r"^claims-([a-z0-9]+(?:-[a-z0-9]+)*)$")
-#: the summary's columns after "Chapter": the verdicts, the number of claims, the open rows
-SUMMARY_COLUMNS = (*VERDICTS, "claims", OPEN)
+#: the summary's columns after "Chapter": the verdicts of the claims stated blind, the post-hoc claims (whatever their
+#: verdict), the number of claims, the open rows
+SUMMARY_COLUMNS = (*VERDICTS, POST_HOC, "claims", OPEN)
 
 
 class scorecard_node(nodes.General, nodes.Element):
@@ -73,9 +75,8 @@ def summary_html(tables, link) -> str:
     head = "<th>Chapter</th>" + "".join(f"<th>{c}</th>" for c in SUMMARY_COLUMNS)
     body, totals = [], dict.fromkeys(SUMMARY_COLUMNS, 0)
     for doc, table in tables:
-        n = {v: sum(r.kind == "claim" and r.verdict == v for r in table.rows) for v in VERDICTS}
-        n["claims"] = sum(n.values())
-        n[OPEN] = sum(r.kind == OPEN for r in table.rows)
+        n = counts(table.rows)
+        n["claims"] = sum(n[v] for v in (*VERDICTS, POST_HOC))
         for c in SUMMARY_COLUMNS:
             totals[c] += n[c]
         cells = "".join(f'<td class="count">{n[c]}</td>' for c in SUMMARY_COLUMNS)

@@ -10,9 +10,10 @@ from __future__ import annotations
 
 from ..claims.expectations import PAPER_VERDICT, Expectation
 from ..claims.expectations import expected as _expected
+from ..claims.expectations import post_hoc as _post_hoc
 from . import families, landscapes, learning, many_steps, shapes
 
-__all__ = ["Expectation", "PAPER_VERDICT", "EXPECTATIONS", "CHAPTERS", "expected"]
+__all__ = ["Expectation", "PAPER_VERDICT", "EXPECTATIONS", "CHAPTERS", "expected", "post_hoc"]
 
 #: chapter key -> its module's EXPECT
 CHAPTERS = {
@@ -29,3 +30,8 @@ EXPECTATIONS = {f"{key}-{name}": e for key, table in CHAPTERS.items() for name, 
 def expected(claim_id: str, paper_setting: bool) -> str:
     """The verdict the claim ``claim_id`` expects at the paper's setting (``paper_setting``) or elsewhere."""
     return _expected(EXPECTATIONS, claim_id, paper_setting)
+
+
+def post_hoc(claim_id: str, paper_setting: bool) -> bool:
+    """Whether the verdict :func:`expected` gives there was set after reading the claim's own runs or models."""
+    return _post_hoc(EXPECTATIONS, claim_id, paper_setting)

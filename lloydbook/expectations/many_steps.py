@@ -20,6 +20,7 @@ EXPECT = {
     "n-generalises": Expectation(
         of_paper=True,
         pilot="partly",
+        post_hoc=True,
         basis=(
             "a pilot on other evaluation tasks (many_steps.PILOT_SEED + s) with the same models (chapter 04's "
             "n=32, d=4, k=6 runs): it tests the sampling of the evaluation tasks, not training"

@@ -15,6 +15,7 @@ from matplotlib.colors import TwoSlopeNorm
 
 from lloydlib import bench
 from lloydlib.bench.timing import median_interval, min_reps, paired_ratios, ratio_interval
+from lloydlib.checks import check_int
 from lloydlib.embeddings import code_dim
 from lloydlib.model import LearnableTransformer
 
@@ -276,26 +277,28 @@ def heatmaps(grids, ds, ks, title):
     plt.show()
 
 
-def figure1_grid(P, impl, device):
-    """Figure 1's grid for one form at settings ``P``, as rows of ``lloydlib.bench.grid`` sorted by (d, k).
+def figure1_grid(P, impl, device, *, seed: int):
+    """Figure 1's grid for one form at settings ``P``, as rows of ``lloydlib.bench.grid`` sorted by (d, k), its
+    inputs drawn from ``seed``.
 
     The columns the claims examine (the smallest and largest k) get ``P.grid_reps`` timed repetitions
     each, enough for their intervals; the columns between, shown only in the heat maps and the memory
     claims, get ``P.grid_map_reps``."""
     ks = sorted(P.grid_ks)
-    common = dict(n=P.n, batch=P.grid_batch, warmup=P.grid_warmup, impl=impl, clock=P.clock, device=device)
+    common = dict(n=P.n, batch=P.grid_batch, warmup=P.grid_warmup, impl=impl, clock=P.clock, device=device, seed=seed)
     rows = bench.grid(P.grid_ds, [ks[0], ks[-1]], reps=P.grid_reps, **common)["rows"]
     if len(ks) > 2:
         rows += bench.grid(P.grid_ds, ks[1:-1], reps=P.grid_map_reps, **common)["rows"]
     return sorted(rows, key=lambda r: (r["d"], r["k"]))
 
 
-def fast_vs_plain(X, C, embedding, *, seed=2):
+def fast_vs_plain(X, C, embedding, *, seed: int):
     """Largest deviation between ``LearnableTransformer`` in its fast and its plain form (Eq. 4 head by
     head), from the same weights (drawn with ``seed``), on points X (batch, n, d) and centers C (batch, k, d):
     (outputs' absolute deviation, gradients' deviation relative to the largest plain gradient), the
-    gradients being those of ``(out * G).sum()`` for a fixed Gaussian G of C's shape."""
-    G = torch.randn(C.shape, dtype=C.dtype, generator=torch.Generator().manual_seed(0))
+    gradients being those of ``(out * G).sum()`` for a Gaussian G of C's shape (drawn with ``seed + 1``)."""
+    seed = check_int("seed", seed, 0)
+    G = torch.randn(C.shape, dtype=C.dtype, generator=torch.Generator().manual_seed(seed + 1))
     d, k = X.shape[2], C.shape[1]
     torch.manual_seed(seed)
     fast = LearnableTransformer(d, k, embedding, dtype=X.dtype)

@@ -2,9 +2,10 @@
 
 The chapter keeps the prose, the claims and their checks; this module runs the repetitive searches (sweeps
 of :mod:`lloydlib.theory`'s sandwiches over a grid) and builds the rows of its tables. ``SW`` arguments are
-the search effort, ``dict(restarts=..., steps=..., random_pairs=...)``. Every public function checks its own
-arguments with :mod:`lloydlib.checks` (a ``TypeError`` or ``ValueError`` naming the argument, what was expected
-and what came) where the library functions it calls would fail less clearly or not at all.
+the search effort, ``dict(restarts=..., steps=..., random_pairs=...)``. A function that draws takes a ``seed``
+(an integer >= 0, the chapter's ``ch.seed("<name>")``) and derives every draw from it. Every public function
+checks its own arguments with :mod:`lloydlib.checks` (a ``TypeError`` or ``ValueError`` naming the argument, what
+was expected and what came) where the library functions it calls would fail less clearly or not at all.
 """
 
 from __future__ import annotations
@@ -104,22 +105,24 @@ def table3_agreement() -> dict:
     return agree
 
 
-def norm_bound_rows(d, k, n, SW):
-    """Lemma I.1 on sampled tasks (two weight scales) and by ascent (Gamma1 = Gamma2 = 1).
+def norm_bound_rows(d, k, n, SW, seed):
+    """Lemma I.1 on sampled tasks (two weight scales) and by ascent (Gamma1 = Gamma2 = 1); the tasks are drawn
+    from ``seed``, the weights from ``seed + 1``, the ascent's starts from ``seed + 2``.
 
     Returns (rows, per_set, violations): per_set[name] is the largest norm / bound seen for tokens
     ``name``; violations lists (emb, name, seen, ascent) wherever a bound failed.
     """
+    seed = check_int("seed", seed, 0)
     rows, per_set, violations = [], {}, []
-    X, C = sample_tasks(8, n, d, k, seed=11, dtype=torch.float64)
-    g = torch.Generator().manual_seed(11)
+    X, C = sample_tasks(8, n, d, k, seed=seed, dtype=torch.float64)
+    g = torch.Generator().manual_seed(seed + 1)
     for emb in ("OH", "BN"):
         d_E, D = T.dims(d, k, emb)
         for G1, G2 in ((1.0, 1.0), (0.5, 2.0)):
             nb = T.norm_bounds(d, d_E, G2)
             Q, K, V = (T.random_spectral((4, D, D), s, generator=g) for s in (G1, G1, G2))
             _, tokens = T.one_layer(X, C, Q, K, V, emb, 1.0, return_tokens=True)
-            sand = T.norm_sandwich(d, k, n, emb, Gamma1=G1, Gamma2=G2, seed=5, **SW) if G2 == 1.0 else None
+            sand = T.norm_sandwich(d, k, n, emb, Gamma1=G1, Gamma2=G2, seed=seed + 2, **SW) if G2 == 1.0 else None
             for name, Z in zip(("X0", "C0", "X1", "C1"), tokens):
                 seen = float(Z.norm(dim=-1).max())
                 asc = sand[name].ratio if sand else float("nan")
@@ -206,7 +209,7 @@ def _phi_settings(points: int, seed: int):
             yield (n_, k_, d_, dE, D_, g1, g2, ga), ph
 
 
-def phi_factor_grid(points=400, seed=62):
+def phi_factor_grid(points, seed):
     """phi_sum / phi (Theorem I.1's sum of twelve terms over its four-term maximum) at random settings,
     drawn like :func:`eq170_grid`: (smallest, largest) over the points where phi is finite (as a float).
 
@@ -257,11 +260,12 @@ def slack_curve(lemma, vary, values, d_emb, SW, seed):
     return np.array(out)
 
 
-def head_slack_rows(d, k, n, SW):
+def head_slack_rows(d, k, n, SW, seed):
     """Lemmas I.6-I.8 at the quantities of Table 3 (gamma = 1, Gamma1 = Gamma2 = 1): (rows, slacks), the
     slacks being log10(constant / largest observed ratio); raises on a counterexample. Integers d >= 1,
-    k >= 2, n >= k."""
+    k >= 2, n >= k; the searches of Lemma I.6, I.7 and I.8 start from ``seed``, ``seed + 1`` and ``seed + 2``."""
     d, k, n = _check_task(d, k, n)
+    seed = check_int("seed", seed, 0)
     rows, slacks = [], []
     for emb in ("OH", "BN"):
         d_E, D = T.dims(d, k, emb)
@@ -270,7 +274,7 @@ def head_slack_rows(d, k, n, SW):
                                    tokens="ball" if mu == 3 else "box")  # fmt: skip
             cells = []
             for c, lemma in enumerate(("I.6", "I.7", "I.8")):
-                r = T.attention_sandwich(lemma, S, seed=40 + c, **SW)
+                r = T.attention_sandwich(lemma, S, seed=seed + c, **SW)
                 if r.violated:
                     raise AssertionError(f"counterexample to Lemma {lemma}, {emb} head {mu}:\n{r.pair}")
                 slacks.append(log10(r.bound / r.ratio))
@@ -279,11 +283,12 @@ def head_slack_rows(d, k, n, SW):
     return rows, slacks
 
 
-def h1_rows(ks=(2, 6, 10)):
-    """Prop. H.1 on random distance vectors at four scales plus a near tie: (rows, all hold, NE slacks), a row
-    per k of ``ks`` (a non-empty sequence of integers >= 2: at k = 1 both bounds and distances are 0)."""
+def h1_rows(ks, seed):
+    """Prop. H.1 on random distance vectors (drawn from ``seed``) at four scales plus a near tie: (rows, all hold,
+    NE slacks), a row per k of ``ks`` (a non-empty sequence of integers >= 2: at k = 1 both bounds and distances
+    are 0)."""
     ks = _check_values("ks", ks, lambda name, v: check_int(name, v, 2))
-    g = torch.Generator().manual_seed(53)
+    g = torch.Generator().manual_seed(check_int("seed", seed, 0))
     rows, ok, ne_loose = [], True, []
     for k_ in ks:
         r = torch.randn(4096, k_, generator=g, dtype=torch.float64)
@@ -300,7 +305,7 @@ def h1_rows(ks=(2, 6, 10)):
     return rows, ok, ne_loose
 
 
-def eq170_grid(points=400, seed=60):
+def eq170_grid(points, seed):
     """At ``points`` (>= 1) random settings drawn from ``seed`` (>= 0) where phi is finite: (Eq. 170 form >=
     four-term max everywhere, max of the 12 terms = four-term max)."""
     points, seed = _check_draw(points, seed)
@@ -312,19 +317,21 @@ def eq170_grid(points=400, seed=60):
     return bool(eq170_ok), bool(dominance_ok)
 
 
-def theorem1_searches(d, k, n, gammas, SW):
-    """Theorem I.1's sandwich at (Gamma1 = 1, each gamma) and (Gamma1 = 0.01, gamma = 1), and the explicit pair.
+def theorem1_searches(d, k, n, gammas, SW, seed):
+    """Theorem I.1's sandwich at (Gamma1 = 1, each gamma) and (Gamma1 = 0.01, gamma = 1), each search from
+    ``seed``, and the explicit pair.
 
     Returns (thm1, ce): thm1[(emb, Gamma1, gamma)] = (SandwichResult, phi_sum, phi in Eq. 170 form),
     ce[emb] = the explicit pair's ratio. Integers d >= 1, k >= 2, n >= k; ``gammas`` a sequence of numbers > 0."""
     d, k, n = _check_task(d, k, n)
+    seed = check_int("seed", seed, 0)
     gammas = _check_values("gammas", gammas, check_positive, minimum=0)
     thm1, ce = {}, {}
     for emb in ("OH", "BN"):
         d_E, D = T.dims(d, k, emb)
         ce[emb] = T.phi_counterexample(d, k, n, emb, Gamma1=1.0)[0]
         for G1, ga in [(1.0, g_) for g_ in gammas] + [(0.01, 1.0)]:
-            r = T.layer_sandwich(d, k, n, emb, Gamma1=G1, gamma=ga, seed=61, **SW)
+            r = T.layer_sandwich(d, k, n, emb, Gamma1=G1, gamma=ga, seed=seed, **SW)
             thm1[(emb, G1, ga)] = (r, T.phi_sum(n, k, d, d_E, D, G1, 1.0, ga), T.phi_eq170(k, d_E, D, G1, 1.0, ga))
     return thm1, ce
 
@@ -363,18 +370,19 @@ def print_pair(r) -> None:
                   f" ||{kind}_mu - {kind}'_mu|| =", torch.linalg.matrix_norm(W - W2, ord=2).numpy().round(6))  # fmt: skip
 
 
-def lipschitz_measurements(ds, k, n, tasks):
-    """OH against BN at each d: measured local Lipschitz constants at random unit-norm weights, and the
-    log10 BN/OH gaps of phi' and of Theorem 3.1's alpha (omega_tau = 1).
+def lipschitz_measurements(ds, k, n, tasks, seed):
+    """OH against BN at each d: measured local Lipschitz constants at random unit-norm weights (drawn from
+    ``seed``; the tasks at d from ``seed + d``), and the log10 BN/OH gaps of phi' and of Theorem 3.1's alpha
+    (omega_tau = 1).
 
     Returns (lip, bound_gap, alpha_gap): lip[(d, emb)] an array over the ``tasks`` tasks. ``ds`` is a
     non-empty sequence of integers >= 1, ``tasks`` an integer >= 1 (``k`` and ``n`` are checked by the tasks)."""
     ds = _check_values("ds", ds, lambda name, v: check_int(name, v, 1))
-    tasks = check_int("tasks", tasks, 1)
+    tasks, seed = check_int("tasks", tasks, 1), check_int("seed", seed, 0)
     lip, bound_gap, alpha_gap = {}, [], []
-    g = torch.Generator().manual_seed(80)
+    g = torch.Generator().manual_seed(seed)
     for d in ds:
-        X, C = sample_tasks(tasks, n, d, k, seed=80 + d, dtype=torch.float64)
+        X, C = sample_tasks(tasks, n, d, k, seed=seed + d, dtype=torch.float64)
         logs = {}
         for emb in ("OH", "BN"):
             d_E, D = T.dims(d, k, emb)

@@ -83,6 +83,7 @@ def write_store(
     fingerprint: dict | None = None,
     note: str = "",
     recertify: str | None = None,
+    recertified: list | None = None,
 ) -> dict:
     """Write the runs ``groups`` (name -> list of finished :class:`Run`) as the store at ``root``; returns
     the new manifest. Replaces what was there (old files are removed once the new manifest is in place).
@@ -91,8 +92,9 @@ def write_store(
     ``fingerprint`` is the code that trained the runs (default: this code's,
     :func:`~lloydlib.training.fingerprint.fingerprint`); ``note`` is free text kept in the manifest (e.g.
     the hardware the runs trained on); ``recertify``, the command that re-certifies the store after a code
-    change (kept in the manifest when given, quoted by the stale-store error). A run listed by several groups
-    is stored once.
+    change (kept in the manifest when given, quoted by the stale-store error); ``recertified``, the store's
+    re-certifications so far (the manifest's list of that name, kept when a store is rewritten with more runs:
+    its runs carry the fingerprint those re-certifications stamped). A run listed by several groups is stored once.
     """
     if not isinstance(groups, dict) or not groups:
         raise TypeError(f"groups must be a non-empty dict of group name -> list of Run, got {type(groups).__name__}")
@@ -100,6 +102,10 @@ def write_store(
         raise ValueError(f"rebuild must be the command that rebuilds the store, got {rebuild!r}")
     if recertify is not None and (not isinstance(recertify, str) or not recertify.strip()):
         raise ValueError(f"recertify must be the command that re-certifies the store, or None, got {recertify!r}")
+    if recertified is not None and (
+        not isinstance(recertified, list) or not all(isinstance(r, dict) for r in recertified)
+    ):
+        raise TypeError(f"recertified must be a list of dicts (the manifest's records) or None, got {recertified!r}")
     fp = _fingerprint.fingerprint() if fingerprint is None else fingerprint
     fid = fingerprint_id(fp)
     placed: dict[str, dict] = {}  # key -> manifest entry
@@ -136,6 +142,7 @@ def write_store(
             written=time.strftime("%Y-%m-%dT%H:%M:%S%z"),
             rebuild=rebuild,
             **({"recertify": recertify} if recertify else {}),
+            **({"recertified": recertified} if recertified else {}),
             note=note,
             lloydlib=lloydlib.__version__,
             numpy=np.__version__,

@@ -112,9 +112,15 @@ def _finite_or_inf(name: str, values) -> np.ndarray:
 
 
 def _median_diff(a: np.ndarray, b: np.ndarray, axis=-1) -> np.ndarray:
+    """median(b) - median(a) along ``axis``; NaN where both medians are +inf (two diverged settings: undefined)."""
     with np.errstate(invalid="ignore"):
-        d = np.median(b, axis=axis) - np.median(a, axis=axis)
-    return np.where(np.isnan(d), 0.0, d)  # both medians +inf: no difference
+        return np.median(b, axis=axis) - np.median(a, axis=axis)
+
+
+def _bounded(values: np.ndarray, fill: float) -> np.ndarray:
+    """``values`` with each undefined entry (NaN: +inf against +inf) read as ``fill``: -inf for a lower bound and
+    +inf for an upper one, so that an undefined difference widens the interval and never reads as a number."""
+    return np.where(np.isnan(values), fill, values)
 
 
 def median_difference(
@@ -125,8 +131,11 @@ def median_difference(
 
     Unpaired (``paired=False``): median(b) - median(a), resampling each setting's seeds on their own.
     Paired (the runs of seed i of both settings saw the same tasks): the median of b_i - a_i, resampling
-    seeds. +inf (a diverged run) is allowed and counts as the largest value. A difference whose interval
-    excludes 0 separates the settings at that confidence.
+    seeds. +inf (a diverged run) is allowed and counts as the largest value. A difference of +inf and +inf (both
+    medians, or both runs of a pair, diverged) is undefined: it widens the interval to -inf on the low side and +inf
+    on the high one; the paired estimate is the median over the pairs where it is defined, and an estimate left
+    undefined (both medians +inf, or every pair) raises a ValueError. A difference whose interval excludes 0
+    separates the settings at that confidence.
     """
     a, b = _finite_or_inf("a", a), _finite_or_inf("b", b)
     paired = check_bool("paired", paired)
@@ -138,14 +147,23 @@ def median_difference(
         if a.shape != b.shape:
             raise ValueError(f"paired values must have one a and one b per seed, got {a.size} and {b.size}")
         with np.errstate(invalid="ignore"):
-            diff = np.where(np.isinf(a) & np.isinf(b), 0.0, b - a)
+            diff = b - a  # NaN where both runs of a pair diverged
         idx = rng.integers(0, diff.size, size=(resamples, diff.size))
-        est, boot = float(np.median(diff)), np.median(diff[idx], axis=1)
+        # the estimate over the pairs where the difference is defined; the interval reads the others as -inf, +inf
+        est = float(np.nanmedian(diff)) if not np.isnan(diff).all() else math.nan
+        boot_low, boot_high = (np.median(_bounded(diff, f)[idx], axis=1) for f in (-np.inf, np.inf))
     else:
         ia = rng.integers(0, a.size, size=(resamples, a.size))
         ib = rng.integers(0, b.size, size=(resamples, b.size))
-        est, boot = float(_median_diff(a, b)), _median_diff(a[ia], b[ib], axis=1)
+        est = float(_median_diff(a, b))
+        boot = _median_diff(a[ia], b[ib], axis=1)
+        boot_low, boot_high = _bounded(boot, -np.inf), _bounded(boot, np.inf)
+    if math.isnan(est):
+        raise ValueError(
+            f"the difference of medians is undefined: a's and b's runs diverged (+inf) together "
+            f"(a: {a.tolist()}, b: {b.tolist()}); compare the share of diverged runs instead"
+        )
     # the outer order statistics (no interpolation: conservative, and exact with +inf)
-    lo = np.quantile(boot, (1 - level) / 2, method="lower")
-    hi = np.quantile(boot, (1 + level) / 2, method="higher")
+    lo = np.quantile(boot_low, (1 - level) / 2, method="lower")
+    hi = np.quantile(boot_high, (1 + level) / 2, method="higher")
     return MedianDifference(est, float(lo), float(hi), level)

@@ -9,8 +9,9 @@ as ``pass``, as scripts/count_plumbing.py reads them):
     called with a literal name (they go through ``ch.glue``, ``ch.record``, ``ch.decide``), and no name given
     to the chapter object repeats the chapter's prefix;
 (c) no seed is typed: no ``seed=<integer literal>`` (nor ``seed0=``, ``seeds=``, ``random_state=``...), no
-    ``manual_seed(<int>)``, ``np.random.default_rng(<int>)``, ``derive_seed(<int>, ...)`` and the like; seeds
-    come from ``ch.seed("<name>")`` or the settings;
+    ``manual_seed(<int>)``, ``np.random.default_rng(<int>)``, ``derive_seed(<int>, ...)`` and the like; a draw's
+    seed comes from ``ch.seed("<name>")`` (from ``LLOYD_SEED``), a training run's from the settings (lists of run
+    seeds, data: ``tests/lloydbook/test_seeds.py`` checks the settings hold no seed of a draw);
 (d) glue, print and display are at most 10% of the book's code lines (scripts/count_plumbing.py);
 (e) a chapter that records claims shows its claims table once, in its last code cell.
 """

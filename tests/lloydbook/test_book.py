@@ -67,11 +67,12 @@ def test_params_bad_chapter_and_readonly():
 
 def test_setup_prints_scale_and_device_and_seeds(capsys, monkeypatch, cache_env):
     monkeypatch.setenv("LLOYD_SCALE", "ci")
+    monkeypatch.setenv("LLOYD_SEED", "5")  # an explicit seed_value wins over LLOYD_SEED
     ch = book.setup("construction", seed_value=3)
     assert isinstance(ch, book.Chapter) and ch.key == "construction" and ch.seed_value == 3
     assert ch.P == book.params("construction", "ci") and ch.scale == "ci"
     out = capsys.readouterr().out
-    assert "scale=ci" in out and f"device={book.device()}" in out and "seed=3" in out
+    assert "scale=ci" in out and f"device={book.device()}" in out and "seed=3 (seed_value)" in out
     a = torch.rand(3)
     b = np.random.rand(2)
     book.setup("construction", seed_value=3)
@@ -89,6 +90,36 @@ def test_setup_leaves_the_environment_alone(monkeypatch, cache_env):
     assert dict(os.environ) == without
 
 
+def test_lloyd_seed_reads_the_environment(monkeypatch):
+    monkeypatch.delenv("LLOYD_SEED", raising=False)
+    assert book.lloyd_seed() == 0
+    for text, value in (("0", 0), ("7", 7), (" 12\n", 12), ("4294967295", 2**32 - 1)):
+        monkeypatch.setenv("LLOYD_SEED", text)
+        assert book.lloyd_seed() == value
+    for bad in ("-1", "1.5", "seven", "", "0x10", "+3", "4294967296"):
+        monkeypatch.setenv("LLOYD_SEED", bad)
+        assert_raises_naming(book.lloyd_seed, ValueError, ["LLOYD_SEED", "non-negative integer", repr(bad)])
+
+
+def test_setup_takes_the_chapters_seed_from_lloyd_seed(capsys, monkeypatch, cache_env):
+    """LLOYD_SEED is the chapter's seed value: its named seeds, the bootstrap of its evidence (through its rows)
+    and the global generators all move with it; it is printed as the chapter's seed."""
+    monkeypatch.delenv("LLOYD_SEED", raising=False)
+    zero = book.setup("construction")
+    assert zero.seed_value == 0 and "seed=0 (LLOYD_SEED)" in capsys.readouterr().out
+    monkeypatch.setenv("LLOYD_SEED", "5")
+    five = book.setup("construction")
+    assert five.seed_value == 5 and "seed=5 (LLOYD_SEED)" in capsys.readouterr().out
+    assert five.seed("x") == book.Chapter("construction", seed_value=5).seed("x") != zero.seed("x")
+    assert claims.active() is five.rows and claims.evidence.bootstrap_seed("p") == five.seed("bootstrap: p")
+    a = torch.rand(3)
+    book.seed(5)
+    assert torch.equal(a, torch.rand(3))
+    monkeypatch.setenv("LLOYD_SEED", "-5")
+    assert_raises_naming(lambda: book.setup("lloyd"), ValueError, ["LLOYD_SEED", "'-5'"])
+    assert claims.chapter() == "construction"  # refused before any rows were started
+
+
 def test_book_reexports_the_settings_of_lloydbook_scales():
     assert (book.params, book.scale, book.Params, book.SCALE_NAMES) == (
         scales.params,
@@ -103,6 +134,7 @@ def test_device_and_seed():
     assert book.seed(5) == 5
     with pytest.raises((TypeError, ValueError)):
         book.seed(-1)
+    assert_raises_naming(lambda: book.seed(2**32), ValueError, ["value", str(2**32)])
     with pytest.raises(TypeError, match="value must be an integer"):
         book.seed(1.5)
 

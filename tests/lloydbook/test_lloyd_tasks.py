@@ -67,7 +67,7 @@ def test_minmax_with_centers_maps_points_and_centers_alike(tasks):
 
 
 def test_two_groups_are_apart_along_the_short_axis():
-    raw, C = lt.two_groups(100)
+    raw, C = lt.two_groups(100, seed=5)
     assert raw.shape == (1, 100, 2) and C.shape == (1, 2, 2)
     assert torch.equal(C[0, 0], raw[0, 0]) and torch.equal(C[0, 1], raw[0, -1])
     assert float(raw[0, :50, 1].mean() - raw[0, 50:, 1].mean()) > 1.0
@@ -87,9 +87,9 @@ def test_figures_have_their_panels():
     figs = [
         (lt.plot_objective_bands(objs, "t"), 2),
         (lt.plot_init_bands(objs, torch.ones(4, dtype=torch.float64), "t"), 1),
-        (lt.plot_families(L.FAMILIES, 30), len(L.FAMILIES)),
-        (lt.plot_variants([("a", {}), ("b", {"scale": 0.2})], 30), 2),
-        (lt.plot_minmax_example(40, steps=3), 2),
+        (lt.plot_families(L.FAMILIES, 30, seed=7), len(L.FAMILIES)),
+        (lt.plot_variants([("a", {}), ("b", {"scale": 0.2})], 30, seed=11), 2),
+        (lt.plot_minmax_example(40, steps=3, seed=5), 2),
     ]
     for fig, panels in figs:
         assert len(fig.axes) == panels

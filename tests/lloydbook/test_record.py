@@ -109,6 +109,20 @@ def test_a_second_call_adds_to_the_store_and_a_third_trains_nothing(tmp_path, co
     assert len(training.open_store(out)) == len(configs)  # the runs this call did not ask for are kept
 
 
+def test_adding_runs_keeps_the_stores_record_of_its_recertifications(tmp_path, configs):
+    out = tmp_path / "out"
+    history = [{"when": "2026-12-05", "to": "abc", "sample": {"seed": 1}}]
+    training.write_store(
+        out, {"first": [alone(configs[0])]}, rebuild="the command", recertify="the re-certify", recertified=history
+    )
+    record.record(configs[1:2], out, record.Budget(3600), chunk=30, group="first", log=quiet)
+    manifest = training.RunStore(out).manifest
+    assert len(manifest["runs"]) == 2
+    assert manifest["recertified"] == history and manifest["recertify"] == "the re-certify"
+    with pytest.raises(TypeError, match="recertified must be a list of dicts"):
+        training.write_store(out, {"first": [alone(configs[0])]}, rebuild="c", recertified={"when": 1})
+
+
 def test_a_finished_run_left_in_the_checkpoints_is_stored_without_training(tmp_path, configs, trained):
     out = tmp_path / "out"
     training.train_stack(configs[:1], cache_dir=out / "checkpoints")  # a call stopped before storing it

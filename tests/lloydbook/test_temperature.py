@@ -85,3 +85,21 @@ def test_missing_text_names_the_runs_by_setting():
     text = temperature.missing_text(cfgs)
     assert text == "tau=1 OH:NE seeds 0-4; tau=0.1 BN:L2 seed 3; tau=0.1 NA:L2 seeds 1, 4"
     assert temperature.missing_text([]) == "none"
+
+
+def test_setting_pairs_names_the_verdicts_that_differ():
+    from lloydbook import claims
+    from lloydbook.temperature import setting_pairs
+
+    rows = claims.Rows("learning")
+    common = dict(source="Leaner paper", paper="p", check=True)
+    rows.record("learning-a", statement="a", ours="x", verdict="reproduced", **common)
+    rows.record("learning-a-n512", statement="a512", ours="OH < 1", verdict="not reproduced", **common)
+    rows.record("learning-b", statement="b", ours="x", verdict="reproduced", **common)
+    rows.open_row("learning-b-n512", statement="b512", source="Leaner paper", paper="p", decides="train")
+    table, differ = setting_pairs(rows, ["a", "b"])
+    assert differ == "a (reproduced -> not reproduced)"
+    assert len(table.rows) == 2 and "OH &lt; 1" in table.rows[0][3]
+    assert setting_pairs(rows, ["b"])[1] == "none"
+    with pytest.raises(ValueError, match="missing \\['learning-c', 'learning-c-n512'\\]"):
+        setting_pairs(rows, ["c"])

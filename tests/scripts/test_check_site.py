@@ -153,3 +153,19 @@ def test_browser_passes_a_clean_page(browser_site):
 def test_browser_catches(browser_site, name, words):
     found = browser_site.get(name, [])
     assert any(words in p for p in found), f"{name}: expected a problem with {words!r}, got {found}"
+
+
+# ----------------------------------------------------------------------- the site checker: markup scan
+def test_markup_scan_fails_on_a_role_or_directive_left_unrendered(tmp_path):
+    root = write_site(
+        tmp_path,
+        {
+            "index.html": page("<p>braces {like these} and a <code>dict {'a': 1}</code> are fine</p>"),
+            "book/a.html": page("<p>shape <code>{glue:text}`shapes-scale`</code></p>"),
+            "book/b.html": page("<p>see {cite}`park2026leaner`</p><pre>```{figure} x.png</pre>"),
+            "book/c.html": page("<script>var s = '{glue:text}`x`';</script><p>clean</p>"),
+        },
+    )
+    problems = check_site.unrendered_markup(root, check_site.pages(root))
+    assert [p.split(":")[0] for p in problems] == ["book/a.html", "book/b.html", "book/b.html"]
+    assert "{glue:text}`shapes-scale`" in problems[0]

@@ -18,7 +18,7 @@ NOTEBOOKS = {
     "families": "07_families",
     "landscapes": "08_landscapes",
 }
-CALL = re.compile(r'(?:ch\.(?:decide|record)\(|decide_or_open\(\s*ch,)\s*"([^"]+)"')
+CALL = re.compile(r'(?:ch\.(?:decide|record)\(|(?:decide_or_open|dropout_claim)\(\s*ch,)\s*"([^"]+)"')
 
 
 def code(key: str) -> str:
@@ -130,3 +130,45 @@ def test_chapter_06_reads_the_papers_models_at_the_paper_scale():
     assert {(c.n, c.d, c.k, c.tau, c.steps) for c in paper} == {(512, 32, 10, 0.1, 10_000)}
     assert {c.embedding for c in paper} == {"OH", "BN", "NA"} and len({c.seed for c in paper}) == 10
     assert all(c.key() in sweeps.paper_keys() for c in paper)
+
+
+def test_post_hoc_needs_a_pilot_and_never_applies_at_the_papers_setting():
+    from lloydbook.claims.expectations import Expectation
+
+    with pytest.raises(ValueError, match="post_hoc marks a pilot"):
+        Expectation(of_paper=True, post_hoc=True)
+    with pytest.raises(TypeError, match="post_hoc must be a bool"):
+        Expectation(of_paper=True, pilot="partly", basis="b", post_hoc="yes")
+    e = Expectation(of_paper=True, pilot="partly", basis="the same runs", post_hoc=True)
+    assert e.post_hoc_at(False) and not e.post_hoc_at(True)
+    assert not Expectation(of_paper=True, pilot="partly", basis="other runs").post_hoc_at(False)
+    for cid, e in expectations.EXPECTATIONS.items():
+        assert expectations.post_hoc(cid, True) is False, cid
+        assert expectations.post_hoc(cid, False) == e.post_hoc, cid
+
+
+def test_a_chapter_marks_the_row_of_a_post_hoc_expectation():
+    from lloydbook import book
+    from lloydbook.claims.evidence import Evidence
+
+    ch = book.Chapter("learning")
+    assert ch.expect("d32-ne-tau1-fails", paper_setting=False) == "not reproduced"
+    ch.decide(
+        "d32-ne-tau1-fails",
+        statement="s",
+        source="Leaner paper",
+        paper="p",
+        expected="not reproduced",
+        evidence=[Evidence("part", "fails", "numbers")],
+    )
+    assert ch.expect("l2-lower-train-loss", paper_setting=False) == "reproduced"
+    ch.decide(
+        "l2-lower-train-loss",
+        statement="t",
+        source="Leaner paper",
+        paper="p",
+        expected="reproduced",
+        evidence=[Evidence("part", "holds", "numbers")],
+    )
+    post_hoc = {r.id: r.post_hoc for r in ch.rows.rows()}
+    assert post_hoc == {"learning-d32-ne-tau1-fails": True, "learning-l2-lower-train-loss": False}

@@ -43,9 +43,25 @@ def test_record_keeps_rows_in_order_and_counts(chapter):
         "not reproduced": 1,
         "beyond the paper": 1,
         "background": 1,
+        "post hoc": 0,
         "open": 0,
     }
     assert rows[2].paper == "0.75" and rows[2].ours == "0.5"
+
+
+def test_post_hoc_claims_are_marked_and_counted_apart(chapter):
+    rows = claims.active()
+    rows.record("lloyd-a", **good())
+    rows.record("lloyd-b", **good(statement="b", verdict="not reproduced", paper=1, ours=0), post_hoc=True)
+    n = claims.counts()
+    assert n["reproduced"] == 1 and n["not reproduced"] == 0 and n["post hoc"] == 1
+    html = claims.ClaimsTable("lloyd", claims.rows())._repr_html_()
+    assert 'class="verdict-not-reproduced post-hoc"' in html and "(post hoc)" in html
+    assert html.count("(post hoc)") == 1
+    assert "not reproduced (post hoc)" in repr(claims.ClaimsTable("lloyd", claims.rows()))
+    assert claims.ClaimsTable.from_json(claims.ClaimsTable("lloyd", claims.rows()).to_json()).rows[1].post_hoc
+    with pytest.raises(TypeError, match="post_hoc must be a bool"):
+        rows.record("lloyd-c", **good(statement="c"), post_hoc="yes")
 
 
 def test_values_are_formatted(chapter):
@@ -155,6 +171,7 @@ def test_glue_keys():
         "not reproduced": "claims-lloyd-not-reproduced",
         "beyond the paper": "claims-lloyd-beyond-the-paper",
         "background": "claims-lloyd-background",
+        "post hoc": "claims-lloyd-post-hoc",
         "open": "claims-lloyd-open",
     }
     with pytest.raises(ValueError):
@@ -177,6 +194,7 @@ def test_table_glues_the_table_and_counts(chapter, monkeypatch):
         "claims-lloyd-not-reproduced": 0,
         "claims-lloyd-beyond-the-paper": 0,
         "claims-lloyd-background": 0,
+        "claims-lloyd-post-hoc": 0,
         "claims-lloyd-open": 0,
     }
     html = table._repr_html_()

@@ -45,25 +45,27 @@ def test_setup_registers_the_directive_the_transform_and_the_assets_policy():
     assert ("connect", ("html-page-context", sphinx._drop_thebe_assets)) in app.calls
 
 
-def row(id, verdict="reproduced", kind="claim"):
-    return Row(id=id, statement="s", source="x", paper="p", ours="o", verdict=verdict, kind=kind)
+def row(id, verdict="reproduced", kind="claim", post_hoc=False):
+    return Row(id=id, statement="s", source="x", paper="p", ours="o", verdict=verdict, kind=kind, post_hoc=post_hoc)
 
 
 TABLES = [
     ("book/01_lloyd", ClaimsTable("lloyd", [row("lloyd-a"), row("lloyd-b", "partly"), row("lloyd-c", "open", "open")])),
     ("book/09_lemmas", ClaimsTable("lemmas", [row("lemmas-a", "background"), row("lemmas-b")])),
+    ("book/07_families", ClaimsTable("families", [row("families-a", "not reproduced", post_hoc=True)])),
 ]
 
 
-def test_the_summary_counts_every_verdict_claims_and_open_rows_with_a_total():
+def test_the_summary_counts_every_verdict_post_hoc_claims_and_open_rows_with_a_total():
     text = sphinx.summary_html(TABLES, lambda doc: doc)
-    assert sphinx.SUMMARY_COLUMNS == (*VERDICTS, "claims", "open")
+    assert sphinx.SUMMARY_COLUMNS == (*VERDICTS, "post hoc", "claims", "open")
     rows = text.split("<tr")[2:]
-    counts = lambda r: [c.split("<")[0] for c in r.split('class="count">')[1:]]  # noqa: E731
-    assert counts(rows[0]) == ["1", "1", "0", "0", "0", "2", "1"]
-    assert counts(rows[1]) == ["1", "0", "0", "0", "1", "2", "0"]
-    assert [c.replace("<strong>", "") for c in counts(rows[2])] == ["", "", "", "", "", "", ""] or "Total" in rows[2]
-    assert "<strong>4</strong>" in rows[2] and "<strong>2</strong>" in rows[2] and "<strong>1</strong>" in rows[2]
+    counts = lambda r: [c.split("<")[0].replace("<strong>", "") for c in r.split('class="count">')[1:]]  # noqa: E731
+    assert counts(rows[0]) == ["1", "1", "0", "0", "0", "0", "2", "1"]
+    assert counts(rows[1]) == ["1", "0", "0", "0", "1", "0", "2", "0"]
+    assert counts(rows[2]) == ["0", "0", "0", "0", "0", "1", "1", "0"]  # a post-hoc claim counts apart
+    total = [c.split("<")[0] for c in rows[3].replace("<strong>", "").split('class="count">')[1:]]
+    assert "Total" in rows[3] and total == ["2", "1", "0", "0", "1", "1", "5", "1"]
 
 
 def _run(tables, monkeypatch, warnings):

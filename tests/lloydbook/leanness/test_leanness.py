@@ -188,3 +188,14 @@ def test_step_values_count_torchs_threads_when_the_settings_leave_them():
     assert (
         lean.step_values(_step_result(True), lean.Speedup(1.0, 1.0, 1.0), P)["step-threads"] == torch.get_num_threads()
     )
+
+
+def test_fast_vs_plain_draws_its_weights_from_the_seed_it_is_given():
+    X, C = torch.rand(2, 12, 3, dtype=torch.float64), torch.rand(2, 4, 3, dtype=torch.float64)
+    out, grad = lean.fast_vs_plain(X, C, "BN", seed=3)
+    assert 0 <= out < 1e-9 and 0 <= grad < 1e-9  # the two forms agree to rounding
+    assert lean.fast_vs_plain(X, C, "BN", seed=3) == (out, grad)  # seeded
+    with pytest.raises(ValueError, match="seed"):
+        lean.fast_vs_plain(X, C, "BN", seed=-1)
+    with pytest.raises(TypeError, match="seed"):  # no default: the chapter names the draw (ch.seed)
+        lean.fast_vs_plain(X, C, "BN")

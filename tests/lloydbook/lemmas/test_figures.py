@@ -72,7 +72,7 @@ def test_plot_slack_raises_on_a_counterexample(shown, monkeypatch):
 
 
 def test_plot_phi_draws_both_embeddings(shown):
-    thm1, ce = lemmas.theorem1_searches(2, 3, 4, [1.0], SW)
+    thm1, ce = lemmas.theorem1_searches(2, 3, 4, [1.0], SW, seed=61)
     lemmas.plot_phi(thm1, ce, 2, 3, 4, [1.0])
     (fig,) = shown
     assert [ax.get_title() for ax in fig.axes] == ["OH: d=2, k=3, n=4", "BN: d=2, k=3, n=4"]

@@ -97,7 +97,7 @@ def test_table2_rows_show_arrows_and_a_differing_stored_arrow():
 
 
 def test_norm_bound_rows_against_lemma_i1_by_hand():
-    rows, per_set, violations = lemmas.norm_bound_rows(2, 3, 4, SW)
+    rows, per_set, violations = lemmas.norm_bound_rows(2, 3, 4, SW, seed=11)
     assert len(rows) == 16 and all(len(r) == 7 for r in rows)  # 2 embeddings x 2 weight scales x 4 token sets
     assert [r[2] for r in rows[:4]] == ["X0", "C0", "X1", "C1"]
     assert violations == [] and set(per_set) == {"X0", "C0", "X1", "C1"}
@@ -114,19 +114,21 @@ def test_norm_bound_rows_against_lemma_i1_by_hand():
         assert all(float(r[4]) <= float(r[3]) for r in part)
     assert rows[4][1] == "0.5, 2" and rows[4][5:] == ["–", "–"]  # no ascent at the second weight scale
     assert all(float(r[5]) <= float(r[3]) + 1e-3 for r in rows[:4])
-    assert lemmas.norm_bound_rows(2, 3, 4, SW) == (rows, per_set, violations)  # seeded
+    assert lemmas.norm_bound_rows(2, 3, 4, SW, seed=11) == (rows, per_set, violations)  # seeded
 
 
 def test_norm_bound_rows_list_every_failed_bound(monkeypatch):
     monkeypatch.setattr(T, "norm_bounds", lambda d, d_E, G2: dict.fromkeys(("X0", "C0", "X1", "C1"), 1e-6))
-    _, _, violations = lemmas.norm_bound_rows(2, 3, 4, SW)
+    _, _, violations = lemmas.norm_bound_rows(2, 3, 4, SW, seed=11)
     assert len(violations) == 16
     emb, name, seen, ascent = violations[-1]
     assert (emb, name) == ("BN", "C1") and seen > 1e-6 and math.isnan(ascent)  # no ascent at Gamma2 = 2
 
 
 def test_norm_bound_rows_bad_effort_names_it():
-    assert_raises_naming(lambda: lemmas.norm_bound_rows(2, 3, 4, {**SW, "restarts": 0}), ValueError, ["restarts"])
+    assert_raises_naming(
+        lambda: lemmas.norm_bound_rows(2, 3, 4, {**SW, "restarts": 0}, seed=11), ValueError, ["restarts"]
+    )
 
 
 # ----------------------------------------------------------------------------------------- Lemma I.3
@@ -209,25 +211,25 @@ def test_slack_curve_raises_on_a_counterexample(monkeypatch):
 
 
 def test_head_slack_rows_at_table3s_quantities():
-    rows, slacks = lemmas.head_slack_rows(2, 3, 4, SW)
+    rows, slacks = lemmas.head_slack_rows(2, 3, 4, SW, seed=40)
     assert [r[:2] for r in rows] == [[e, mu] for e in ("OH", "BN") for mu in (1, 2, 3, 4)]
     assert len(slacks) == 3 * len(rows) and all(s >= -1e-6 for s in slacks)  # constant >= observed
     d_E, D = T.dims(2, 3, "OH")
     _, _, rho, rhop = T.head_quantities(4, 3, 2, d_E, 1.0)[1]
     assert rows[0][2] == f"{(rho + rhop) ** 2 / math.sqrt(D):.2f}"
     assert rows[0][3:] == [f"{s:.1f}" for s in slacks[:3]]
-    assert lemmas.head_slack_rows(2, 3, 4, SW) == (rows, slacks)  # seeded
+    assert lemmas.head_slack_rows(2, 3, 4, SW, seed=40) == (rows, slacks)  # seeded
 
 
 def test_head_slack_rows_raise_on_a_counterexample(monkeypatch):
     monkeypatch.setattr(T, "attention_sandwich", violated)
     with pytest.raises(AssertionError, match="counterexample to Lemma I.6, OH head 1"):
-        lemmas.head_slack_rows(2, 3, 4, SW)
+        lemmas.head_slack_rows(2, 3, 4, SW, seed=40)
 
 
 # ----------------------------------------------------------------------------------------- Prop. H.1
 def test_h1_rows_hold_with_the_stated_bounds():
-    rows, ok, ne_loose = lemmas.h1_rows((2, 3))
+    rows, ok, ne_loose = lemmas.h1_rows((2, 3), seed=53)
     assert ok is True
     assert [r[:2] for r in rows] == [[2, "L2"], [2, "NE"], [3, "L2"], [3, "NE"]]
     for k_, reg, bound, seen, root in rows:
@@ -235,7 +237,7 @@ def test_h1_rows_hold_with_the_stated_bounds():
         assert float(seen) <= float(bound) and root == f"{math.sqrt(1 - 1 / k_):.4f}"
     assert rows[0][2] == "0.7071"  # L2 at k = 2: sqrt(1 - 1/2), reached
     assert len(ne_loose) == 2 and all(x >= 1 for x in ne_loose)
-    assert lemmas.h1_rows((2, 3)) == (rows, ok, ne_loose)  # seeded
+    assert lemmas.h1_rows((2, 3), seed=53) == (rows, ok, ne_loose)  # seeded
 
 
 # ----------------------------------------------------------------------------------------- Theorem I.1
@@ -290,7 +292,7 @@ def test_eq170_grid_and_what_it_detects(monkeypatch):
 
 
 def test_theorem1_searches_and_rows():
-    thm1, ce = lemmas.theorem1_searches(2, 3, 4, [1.0], SW)
+    thm1, ce = lemmas.theorem1_searches(2, 3, 4, [1.0], SW, seed=61)
     assert list(thm1) == [("OH", 1.0, 1.0), ("OH", 0.01, 1.0), ("BN", 1.0, 1.0), ("BN", 0.01, 1.0)]
     for (emb, G1, ga), (r, phi_sum, phi170) in thm1.items():
         d_E, D = T.dims(2, 3, emb)
@@ -299,7 +301,7 @@ def test_theorem1_searches_and_rows():
         assert phi170 == pytest.approx(T.phi_eq170(3, d_E, D, G1, 1.0, ga))
         assert 0 < r.ratio <= phi_sum and r.bound <= phi_sum
     assert ce == {e: pytest.approx(T.phi_counterexample(2, 3, 4, e, Gamma1=1.0)[0]) for e in ("OH", "BN")}
-    again, _ = lemmas.theorem1_searches(2, 3, 4, [1.0], SW)
+    again, _ = lemmas.theorem1_searches(2, 3, 4, [1.0], SW, seed=61)
     assert [v[0].ratio for v in again.values()] == [v[0].ratio for v in thm1.values()]  # seeded
     rows = lemmas.theorem1_rows(thm1)
     assert len(rows) == 4 and rows[0][:3] == ["OH", 1.0, 1.0] and rows[0][3] == f"{thm1[('OH', 1.0, 1.0)][0].ratio:.3g}"
@@ -332,7 +334,7 @@ def test_print_pair_prints_the_spectral_norms(capsys):
 
 # ----------------------------------------------------------------------------------------- Theorem 3.1
 def test_lipschitz_measurements_shapes_gaps_and_seed():
-    lip, bound_gap, alpha_gap = lemmas.lipschitz_measurements([2, 3], 3, 4, 2)
+    lip, bound_gap, alpha_gap = lemmas.lipschitz_measurements([2, 3], 3, 4, 2, seed=80)
     assert set(lip) == {(d, e) for d in (2, 3) for e in ("OH", "BN")}
     assert all(v.shape == (2,) and np.isfinite(v).all() and (v > 0).all() for v in lip.values())
     assert len(bound_gap) == len(alpha_gap) == 2
@@ -342,5 +344,5 @@ def test_lipschitz_measurements_shapes_gaps_and_seed():
         assert bound_gap[j] == pytest.approx(float(mpmath.log10(phi_p[0]) - mpmath.log10(phi_p[1])))
         alpha = [T.alpha_informal(4, 3, dE, D, 1.0, 0.1, 1.0) for dE, D in ((dB, DB), (dO, DO))]
         assert alpha_gap[j] == pytest.approx(math.log10(alpha[0]) - math.log10(alpha[1]))
-    again = lemmas.lipschitz_measurements([2, 3], 3, 4, 2)[0]
+    again = lemmas.lipschitz_measurements([2, 3], 3, 4, 2, seed=80)[0]
     assert all(np.array_equal(again[key], lip[key]) for key in lip)  # seeded

@@ -3,6 +3,7 @@ TypeError or ValueError that names the argument, what was expected and what came
 ZeroDivisionError, an error naming another argument, or return a vacuous answer; and print_pair leaves
 torch's print options as it found them."""
 
+import inspect
 import math
 from types import SimpleNamespace
 
@@ -31,20 +32,20 @@ def test_softmax_region_grid_bad_m_max_and_deltas_name_them():
 
 
 def test_phi_factor_grid_bad_points_and_seed_name_them(monkeypatch):
-    assert_raises_naming(lambda: lemmas.phi_factor_grid(0), ValueError, ["points", ">= 1", "got 0"])
-    assert_raises_naming(lambda: lemmas.phi_factor_grid(-5), ValueError, ["points", ">= 1", "got -5"])
-    assert_raises_naming(lambda: lemmas.phi_factor_grid(3.0), TypeError, ["points", "integer", "3.0"])
+    assert_raises_naming(lambda: lemmas.phi_factor_grid(0, seed=1), ValueError, ["points", ">= 1", "got 0"])
+    assert_raises_naming(lambda: lemmas.phi_factor_grid(-5, seed=1), ValueError, ["points", ">= 1", "got -5"])
+    assert_raises_naming(lambda: lemmas.phi_factor_grid(3.0, seed=1), TypeError, ["points", "integer", "3.0"])
     assert_raises_naming(lambda: lemmas.phi_factor_grid(3, seed=-1), ValueError, ["seed", ">= 0", "got -1"])
     monkeypatch.setattr(T, "phi", lambda *args: math.inf)  # no setting with a finite phi: no ratio to take
     assert_raises_naming(lambda: lemmas.phi_factor_grid(3, seed=1), ValueError, ["points=3", "seed=1", "finite phi"])
 
 
 def test_h1_rows_bad_ks_name_them():
-    assert_raises_naming(lambda: lemmas.h1_rows((1,)), ValueError, ["ks[0]", ">= 2", "got 1"])
-    assert_raises_naming(lambda: lemmas.h1_rows((2, 0)), ValueError, ["ks[1]", ">= 2", "got 0"])
-    assert_raises_naming(lambda: lemmas.h1_rows(()), ValueError, ["ks", "at least 1", "[]"])
-    assert_raises_naming(lambda: lemmas.h1_rows(2), TypeError, ["ks", "sequence", "int"])
-    assert_raises_naming(lambda: lemmas.h1_rows((2.5,)), TypeError, ["ks[0]", "integer", "2.5"])
+    assert_raises_naming(lambda: lemmas.h1_rows((1,), seed=1), ValueError, ["ks[0]", ">= 2", "got 1"])
+    assert_raises_naming(lambda: lemmas.h1_rows((2, 0), seed=1), ValueError, ["ks[1]", ">= 2", "got 0"])
+    assert_raises_naming(lambda: lemmas.h1_rows((), seed=1), ValueError, ["ks", "at least 1", "[]"])
+    assert_raises_naming(lambda: lemmas.h1_rows(2, seed=1), TypeError, ["ks", "sequence", "int"])
+    assert_raises_naming(lambda: lemmas.h1_rows((2.5,), seed=1), TypeError, ["ks[0]", "integer", "2.5"])
 
 
 # ----------------------------------------------------------------------------------------- the module's other gaps
@@ -56,12 +57,16 @@ def test_eq170_grid_refuses_an_empty_grid():
 
 def test_head_slack_rows_and_theorem1_searches_check_the_task():
     # k = 1 or n < k left a head attending over one key, whose observed ratio 0 divided by zero
-    assert_raises_naming(lambda: lemmas.head_slack_rows(4, 1, 8, SW), ValueError, ["k", ">= 2", "got 1"])
-    assert_raises_naming(lambda: lemmas.head_slack_rows(4, 2, 1, SW), ValueError, ["n must be >= k", "n=1", "k=2"])
-    assert_raises_naming(lambda: lemmas.head_slack_rows(4.5, 2, 4, SW), TypeError, ["d", "integer", "4.5"])
-    assert_raises_naming(lambda: lemmas.theorem1_searches(4, 6, 3, [1.0], SW), ValueError, ["n must be >= k", "n=3"])
-    assert_raises_naming(lambda: lemmas.theorem1_searches(2, 3, 4, 1.0, SW), TypeError, ["gammas", "float"])
-    assert_raises_naming(lambda: lemmas.theorem1_searches(2, 3, 4, [0.0], SW), ValueError, ["gammas[0]", "> 0"])
+    assert_raises_naming(lambda: lemmas.head_slack_rows(4, 1, 8, SW, seed=1), ValueError, ["k", ">= 2", "got 1"])
+    assert_raises_naming(
+        lambda: lemmas.head_slack_rows(4, 2, 1, SW, seed=1), ValueError, ["n must be >= k", "n=1", "k=2"]
+    )
+    assert_raises_naming(lambda: lemmas.head_slack_rows(4.5, 2, 4, SW, seed=1), TypeError, ["d", "integer", "4.5"])
+    assert_raises_naming(
+        lambda: lemmas.theorem1_searches(4, 6, 3, [1.0], SW, seed=1), ValueError, ["n must be >= k", "n=3"]
+    )
+    assert_raises_naming(lambda: lemmas.theorem1_searches(2, 3, 4, 1.0, SW, seed=1), TypeError, ["gammas", "float"])
+    assert_raises_naming(lambda: lemmas.theorem1_searches(2, 3, 4, [0.0], SW, seed=1), ValueError, ["gammas[0]", "> 0"])
 
 
 def test_sweeps_refuse_empty_or_unknown_settings():
@@ -72,9 +77,11 @@ def test_sweeps_refuse_empty_or_unknown_settings():
 
 
 def test_lipschitz_measurements_bad_ds_and_tasks_name_them():
-    assert_raises_naming(lambda: lemmas.lipschitz_measurements([2], 3, 4, 0), ValueError, ["tasks", ">= 1", "got 0"])
-    assert_raises_naming(lambda: lemmas.lipschitz_measurements([], 3, 4, 1), ValueError, ["ds", "at least 1"])
-    assert_raises_naming(lambda: lemmas.lipschitz_measurements([2, 0], 3, 4, 1), ValueError, ["ds[1]", ">= 1"])
+    assert_raises_naming(
+        lambda: lemmas.lipschitz_measurements([2], 3, 4, 0, seed=1), ValueError, ["tasks", ">= 1", "got 0"]
+    )
+    assert_raises_naming(lambda: lemmas.lipschitz_measurements([], 3, 4, 1, seed=1), ValueError, ["ds", "at least 1"])
+    assert_raises_naming(lambda: lemmas.lipschitz_measurements([2, 0], 3, 4, 1, seed=1), ValueError, ["ds[1]", ">= 1"])
 
 
 def test_log10_refuses_negative_nan_and_non_numbers():
@@ -130,3 +137,21 @@ def test_print_pair_names_a_result_without_a_pair():
     assert_raises_naming(lambda: lemmas.print_pair(None), TypeError, ["r", ".pair", "None"])
     no_v = {key: value for key, value in made_up_pair().items() if key != "V_prime"}
     assert_raises_naming(lambda: lemmas.print_pair(SimpleNamespace(pair=no_v)), TypeError, ["r", "V_prime"])
+
+
+def test_the_searches_that_draw_take_a_seed_and_check_it():
+    # issue 36: every draw comes from the chapter's ch.seed, passed in; none keeps a seed of its own
+    draws = {
+        "norm_bound_rows": lambda s: lemmas.norm_bound_rows(2, 3, 4, SW, seed=s),
+        "head_slack_rows": lambda s: lemmas.head_slack_rows(2, 3, 4, SW, seed=s),
+        "h1_rows": lambda s: lemmas.h1_rows((2,), seed=s),
+        "theorem1_searches": lambda s: lemmas.theorem1_searches(2, 3, 4, [1.0], SW, seed=s),
+        "lipschitz_measurements": lambda s: lemmas.lipschitz_measurements([2], 3, 4, 1, seed=s),
+        "phi_factor_grid": lambda s: lemmas.phi_factor_grid(3, seed=s),
+        "eq170_grid": lambda s: lemmas.eq170_grid(3, seed=s),
+    }
+    for name, draw in draws.items():
+        assert_raises_naming(lambda draw=draw: draw(-1), ValueError, ["seed", ">= 0", "got -1"])
+        assert_raises_naming(lambda draw=draw: draw(1.5), TypeError, ["seed", "integer", "1.5"])
+        # no default seed: the chapter names its draw
+        assert inspect.signature(getattr(lemmas, name)).parameters["seed"].default is inspect.Parameter.empty, name

@@ -67,7 +67,14 @@ def test_median_difference_separates_shifted_settings_and_not_equal_ones():
     assert training.median_difference(a, a + 0.5) == far
     div = training.median_difference(a, np.full(10, np.inf))
     assert div.estimate == np.inf and div.low == np.inf
-    assert training.median_difference(np.full(3, np.inf), np.full(3, np.inf)).estimate == 0
+    # +inf against +inf is undefined: never a number, and it widens the interval
+    for paired in (False, True):
+        with pytest.raises(ValueError, match="undefined"):
+            training.median_difference(np.full(3, np.inf), np.full(3, np.inf), paired=paired)
+    one = training.median_difference([np.inf, 1.0, 2.0, 3.0], [np.inf, 1.5, 2.5, 3.5], paired=True)
+    assert one.estimate == 0.5 and one.low == -np.inf and one.high == np.inf
+    mixed = training.median_difference([np.inf, np.inf, 1.0], [np.inf, 2.0, 3.0])
+    assert math.isnan(mixed.estimate) is False and mixed.high == np.inf
 
 
 def test_median_difference_names_bad_arguments():

@@ -1,0 +1,54 @@
+"""A chapter's seeds, owned by its rows: every random draw of a chapter derives from the chapter's seed value
+(``LLOYD_SEED``, read by :func:`lloydbook.book.setup`) and the draw's name.
+
+:class:`SeededRows` are the :class:`~lloydbook.claims.registry.Rows` a chapter records into (``ch.rows``); they
+own the chapter's seed value, and :meth:`SeededRows.seed` derives the seed of a draw by name (``ch.seed`` is
+it). What draws without the chapter in hand, the bootstrap of :mod:`lloydbook.claims.evidence`, asks the active
+chapter's rows (:func:`active_seed`), so it moves with ``LLOYD_SEED`` too.
+"""
+
+from __future__ import annotations
+
+from lloydlib.checks import check_int
+from lloydlib.training import derive_seed
+
+from .registry import Rows, active
+
+__all__ = ["named_seed", "SeededRows", "active_seed"]
+
+
+def named_seed(seed_value: int, chapter_key: str, name: str) -> int:
+    """The seed (0 <= seed < 2**31) of the random draw called ``name`` in the chapter ``chapter_key`` at the
+    chapter seed ``seed_value`` (an integer >= 0): the same at every run and scale, unrelated to every other
+    name's, chapter's and seed value's (:func:`lloydlib.training.derive_seed`)."""
+    if not isinstance(name, str) or not name.strip():
+        raise ValueError(f"name must be a non-empty name of a random draw, got {name!r}")
+    return derive_seed(check_int("seed_value", seed_value, 0), "book", chapter_key, name) >> 32
+
+
+class SeededRows(Rows):
+    """A chapter's rows (:class:`~lloydbook.claims.registry.Rows`) that also own its seed value ``seed_value``
+    (an integer >= 0, ``LLOYD_SEED`` in a chapter) and derive the seed of each of its draws by name."""
+
+    def __init__(self, chapter_key: str, seed_value: int):
+        super().__init__(chapter_key)
+        self.seed_value = check_int("seed_value", seed_value, 0)
+
+    def seed(self, name: str) -> int:
+        """The seed of the draw ``name`` in this chapter (:func:`named_seed`)."""
+        return named_seed(self.seed_value, self.chapter, name)
+
+    def __repr__(self) -> str:
+        return f"SeededRows({self.chapter!r}, seed_value={self.seed_value}, {len(self)} rows)"
+
+
+def active_seed(name: str) -> int:
+    """The seed of the draw ``name`` in the active chapter (:func:`~lloydbook.claims.registry.active`): its rows'
+    :meth:`SeededRows.seed`. Outside a chapter (no rows active, or rows that own no seed, as
+    :func:`~lloydbook.claims.registry.start` makes them), the seed that chapter, or one with the key "", would
+    derive at seed value 0."""
+    try:
+        rows = active()
+    except RuntimeError:  # no chapter started
+        return named_seed(0, "", name)
+    return rows.seed(name) if isinstance(rows, SeededRows) else named_seed(0, rows.chapter, name)

@@ -1,0 +1,371 @@
+"""How robust the book's claims are to the random draw: every chapter under nbval at several seeds, one table.
+
+``python -m lloydbook.robust --seeds "0 1 2" --scale ci [--out _build/robust] [CHAPTER.ipynb ...]`` (``make robust
+SEEDS="0 1 2" SCALE=ci CHAPTERS=...``; every chapter of ``book/`` by default) runs, for each seed, the chapters
+under nbval as ``make test``'s step 4 does (``pytest --nbval-lax --nbval-current-env``, every cell a test, keeping
+the executed chapters with :mod:`lloydbook.nbval_keep`), with ``LLOYD_SEED=<seed>`` and ``LLOYD_SCALE=<scale>``,
+into ``<out>/seed-<seed>/`` (``nbval.log``, the kept chapters, and ``cells.json``). A failing cell fails that cell
+alone: nbval runs the chapter's later cells in the same kernel, and the next chapter runs whatever happened.
+``cells.json`` is written by the pytest plugin :mod:`lloydbook.robust_cells` (``--robust-report FILE``): each
+cell's outcome and error, and the claims rows glued by the cells that passed, so a chapter with a failing cell
+(which nbval_keep does not keep) still shows its other rows. ``--no-run`` only reads those folders again.
+
+It then reads each chapter's rows (:func:`claims_rows`: the glue ``claims-<key>-rows`` that
+:func:`lloydbook.claims.table` writes, read back as the Scorecard reads it) and writes ``<out>/robust.md`` and
+``<out>/robust.json``: one row per chapter and seed, with
+
+- **failing**: each claim whose check failed (``claim 'id' failed its check``, and its cell), and the first other
+  cell that failed (its error; later failing cells of the chapter are counted, not named);
+- **changed**: each row whose verdict or kind (claim / open: an open row's verdict reads "open") differs from the
+  same row at the first seed given, as ``id: old -> new`` ("missing" where one side lacks the row; a row missing
+  because its claim failed is counted under failing alone);
+- **thin margins**: each part of a decided row (a claim, not an open row) whose interval comes within 5% of its
+  boundary (:func:`thin_parts`).
+
+The thin-margin rule, on the texts :mod:`lloydbook.claims.evidence` writes. An interval reads ``E, L% interval
+[lo, hi]``. Its boundaries: ``±tol`` when ``, tolerance tol`` follows (``within``); else 1 when ``E`` has no sign
+(``cheaper``'s ratio b / a); else 0 (``lower``'s difference b - a, ``below``'s threshold - median, ``above``'s
+median - threshold), or ``m`` when ``margin m`` follows in the same clause (``lower`` with a margin does not print
+it today, so its boundary is read as 0). A boundary strictly inside (lo, hi) leaves the part undetermined, not
+decided: it is skipped. Otherwise the gap is the distance from the nearest boundary to the nearest end of the
+interval, and the part is thin when gap <= 0.05 (hi - lo); an end shown equal to a boundary is a gap of 0. An
+``all_of`` part quotes one cell (the first not holding, else the first), and only that cell is read. A threshold
+written ``v against > t`` (or ``>=``, ``<``, ``<=``, ``≥``, ``≤``) is thin when |v - t| <= 0.05 |t|. Thresholds that
+live only in a chapter's ``check=`` expression, not in the row's text, cannot be seen here.
+
+The exit status is 0 when the table has no failing claim or cell and no changed row, 1 otherwise (2: bad
+arguments). It is not part of ``make test``, which runs the chapters at seed 0.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import json
+import os
+import re
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import nbformat
+from myst_nb.ext.glue import extract_glue_data_cell
+
+from .claims.registry import OPEN, Row
+from .claims.render import ClaimsTable, glue_keys
+from .scales import SCALE_NAMES
+
+__all__ = [
+    "THIN",
+    "ChapterRun",
+    "claims_rows",
+    "rows_of_notebook",
+    "rows_outputs",
+    "thin_parts",
+    "failures",
+    "changes",
+    "table",
+    "nbval_command",
+    "main",
+]
+
+ROOT = Path(__file__).resolve().parents[1]
+#: a decided interval within this share of its width from its boundary (a threshold: of the threshold) is thin
+THIN = 0.05
+_NUM = r"[+-]?(?:inf|nan|(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?)"
+_INTERVAL = re.compile(
+    rf"(?P<est>{_NUM}), (?:\d+(?:\.\d+)?)% interval \[(?P<lo>{_NUM}), (?P<hi>{_NUM})\](?P<after>[^;]*)"
+)
+_TOLERANCE = re.compile(rf"^, tolerance (?P<tol>{_NUM})")
+_MARGIN = re.compile(rf"\bmargin (?P<m>{_NUM})")
+_THRESHOLD = re.compile(rf"(?P<v>{_NUM}) against [\"']?(?P<op>>=|<=|≥|≤|>|<) ?(?P<t>{_NUM})")
+_CLAIM_FAILED = re.compile(r"claim '(?P<id>[a-z0-9]+(?:-[a-z0-9]+)*)' failed its check")
+
+
+# ----------------------------------------------------------------------------------------- reading the rows
+def _is_rows_key(name) -> bool:
+    """``claims-<key>-rows``, as :func:`lloydbook.claims.glue_keys` names it."""
+    if not (isinstance(name, str) and name.startswith("claims-") and name.endswith("-rows")):
+        return False
+    try:
+        return glue_keys(name[len("claims-") : -len("-rows")])["rows"] == name
+    except (TypeError, ValueError):
+        return False
+
+
+def rows_outputs(outputs) -> list:
+    """The outputs among ``outputs`` that glue a chapter's claims rows."""
+    return [o for o in outputs if _is_rows_key(o.get("metadata", {}).get("scrapbook", {}).get("name"))]
+
+
+def claims_rows(outputs) -> list[Row] | None:
+    """The claims rows glued by a chapter's cell outputs (nbformat output dicts), in order; None when none glued
+    a table. The glue is found as myst-nb finds it for the book; its text is read as the Scorecard reads it
+    (:func:`lloydbook.claims.sphinx.chapter_tables`: a glued str is kept as its repr)."""
+    cell = nbformat.from_dict({"cell_type": "code", "source": "", "metadata": {}, "outputs": list(outputs)})
+    found = None
+    for key, output in extract_glue_data_cell(cell):
+        if _is_rows_key(key):
+            text = output["data"].get("text/plain", "")
+            found = (found or []) + ClaimsTable.from_json(ast.literal_eval(text)).rows
+    return found
+
+
+def rows_of_notebook(path) -> list[Row] | None:
+    """The claims rows an executed notebook glued (:func:`claims_rows` over every code cell's outputs)."""
+    nb = nbformat.read(path, as_version=4)
+    return claims_rows([o for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", [])])
+
+
+# ----------------------------------------------------------------------------------------- thin margins
+def _float(text: str) -> float:
+    return float(text.replace("+", "", 1) if text.startswith("+") else text)
+
+
+def _gap(lo: float, hi: float, boundaries) -> float | None:
+    """Distance from the nearest boundary to the interval [lo, hi]; None when a boundary is strictly inside."""
+    if any(lo < b < hi for b in boundaries):
+        return None
+    return min(min(abs(lo - b), abs(hi - b)) for b in boundaries)
+
+
+def thin_parts(text: str) -> list[str]:
+    """The thin parts of a row's text (its "Ours"), by the rule of the module docstring, each as
+    ``'[lo, hi] vs b'`` (``'v against > t'`` for a threshold)."""
+    if not isinstance(text, str):
+        raise TypeError(f"text must be a str (a row's 'ours'), got {type(text).__name__} {text!r}")
+    found = []
+    for m in _INTERVAL.finditer(text):
+        est, lo, hi = m["est"], _float(m["lo"]), _float(m["hi"])
+        if not all(map(_finite, (lo, hi))) or hi < lo:
+            continue
+        tol, margin = _TOLERANCE.match(m["after"]), _MARGIN.search(m["after"])
+        if tol:
+            bounds = (-abs(_float(tol["tol"])), abs(_float(tol["tol"])))
+        elif est[0] not in "+-":
+            bounds = (1.0,)
+        else:
+            bounds = (_float(margin["m"]),) if margin else (0.0,)
+        gap = _gap(lo, hi, bounds)
+        if gap is not None and gap <= THIN * (hi - lo):
+            vs = " and ".join(f"{b:g}" for b in bounds)
+            found.append(f"[{m['lo']}, {m['hi']}] vs {vs}")
+    for m in _THRESHOLD.finditer(text):
+        v, t = _float(m["v"]), _float(m["t"])
+        if _finite(v) and _finite(t) and abs(v - t) <= THIN * abs(t):
+            found.append(f"{m['v']} against {m['op']} {m['t']}")
+    return found
+
+
+def _finite(x: float) -> bool:
+    return x == x and abs(x) != float("inf")
+
+
+# ----------------------------------------------------------------------------------------- one chapter, one seed
+@dataclass
+class ChapterRun:
+    """One chapter at one seed: its cells (``{"cell", "outcome", "line", "error"}`` dicts, nbval's code-cell
+    numbering) and its rows (None: no table was glued)."""
+
+    chapter: str
+    seed: int
+    cells: list
+    rows: list[Row] | None
+
+    def failed_claims(self) -> list[str]:
+        return [m["id"] for c in self.cells if c["outcome"] == "failed" for m in _CLAIM_FAILED.finditer(c["error"])]
+
+
+def _cell_name(cell: dict) -> str:
+    if cell.get("cell") is None:
+        return "the notebook"
+    line = cell.get("line", "")
+    line = line if len(line) <= 40 else line[:39] + "…"
+    return f"cell {cell['cell']}" + (f" (`{line}`)" if line else "")
+
+
+def failures(run: ChapterRun) -> list[str]:
+    """The failing claims and the first other failing cell of ``run`` (later ones counted), or that it never ran."""
+    if not run.cells:
+        return ["not run (no cell reported; see nbval.log)"]
+    out, other = [], []
+    for c in (c for c in run.cells if c["outcome"] == "failed"):
+        ids = [m["id"] for m in _CLAIM_FAILED.finditer(c["error"])]
+        out += [f"claim `{i}` ({_cell_name(c)})" for i in ids]
+        if not ids:
+            other.append(c)
+    if other:
+        later = f"; {len(other) - 1} later cells failed too" if len(other) > 1 else ""
+        out.append(f"{_cell_name(other[0])} failed: {other[0]['error']}{later}")
+    return out
+
+
+def _verdicts(rows: list[Row]) -> dict[str, str]:
+    return {r.id: (OPEN if r.kind == OPEN else r.verdict) for r in rows}
+
+
+def changes(base: ChapterRun, run: ChapterRun) -> list[str]:
+    """The rows of ``run`` whose verdict or kind differs from ``base``'s (``id: old -> new``)."""
+    if base.rows is None or run.rows is None:
+        return []
+    old, new, failed = _verdicts(base.rows), _verdicts(run.rows), set(run.failed_claims())
+    out = [f"`{i}`: {v} -> {new.get(i, 'missing')}" for i, v in old.items() if new.get(i) != v and i not in failed]
+    return out + [f"`{i}`: missing -> {v}" for i, v in new.items() if i not in old]
+
+
+def thin(run: ChapterRun) -> list[str]:
+    """The thin parts of ``run``'s decided rows (claims), as ``id: part``."""
+    return [f"`{r.id}`: {p}" for r in run.rows or [] if r.kind != OPEN for p in thin_parts(r.ours)]
+
+
+def _check_runs(runs) -> list[ChapterRun]:
+    runs = list(runs)
+    if not runs or not all(isinstance(r, ChapterRun) for r in runs):
+        raise TypeError(f"runs must be a non-empty list of ChapterRun, got {[type(r).__name__ for r in runs]}")
+    return runs
+
+
+def table(runs, scale: str) -> dict:
+    """The robustness table of ``runs`` (every chapter at every seed; a chapter's first seed listed is its
+    baseline) as data: ``{"scale", "seeds", "baseline", "rows": [...], "failing", "changed", "thin", "ok"}``."""
+    runs = _check_runs(runs)
+    if scale not in SCALE_NAMES:
+        raise ValueError(f"scale must be one of {list(SCALE_NAMES)}, got {scale!r}")
+    seeds = list(dict.fromkeys(r.seed for r in runs))
+    base = {}
+    for r in runs:
+        base.setdefault(r.chapter, r)
+    rows = []
+    for r in runs:
+        n_open = sum(x.kind == OPEN for x in r.rows or [])
+        rows.append(
+            {
+                "chapter": r.chapter,
+                "seed": r.seed,
+                "rows": None if r.rows is None else len(r.rows),
+                "open": n_open,
+                "failing": failures(r),
+                "changed": changes(base[r.chapter], r),
+                "thin": thin(r),
+            }
+        )
+    count = {k: sum(len(x[k]) for x in rows) for k in ("failing", "changed", "thin")}
+    ok = not (count["failing"] or count["changed"])
+    return {"scale": scale, "seeds": seeds, "baseline": seeds[0], "rows": rows, **count, "ok": ok}
+
+
+def _cell(items: list[str]) -> str:
+    return "; ".join(i.replace("|", "\\|").replace("\n", " ") for i in items) or "-"
+
+
+def markdown(data: dict) -> str:
+    """The table of :func:`table` as markdown, with a summary line."""
+    head = f"| Chapter | Seed | Rows (open) | Failing | Changed vs seed {data['baseline']} | Thin margins (5%) |"
+    lines = [head, "|---|---|---|---|---|---|"]
+    for x in data["rows"]:
+        n = "-" if x["rows"] is None else f"{x['rows']} ({x['open']})"
+        cells = (x["chapter"], str(x["seed"]), n, _cell(x["failing"]), _cell(x["changed"]), _cell(x["thin"]))
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n\n" + summary(data) + "\n"
+
+
+def summary(data: dict) -> str:
+    seeds = " ".join(map(str, data["seeds"]))
+    return (
+        f"LLOYD_SCALE={data['scale']}, seeds {seeds}: {data['failing']} failing, {data['changed']} changed "
+        f"(against seed {data['baseline']}), {data['thin']} thin margins: {'OK' if data['ok'] else 'NOT OK'}"
+    )
+
+
+# ----------------------------------------------------------------------------------------- running and reading
+def nbval_command(chapters, keep_dir: Path, report: Path, python: str = sys.executable) -> list[str]:
+    """``make test``'s step 4 (nbval over the chapters, keeping them in ``keep_dir``), recording to ``report``."""
+    cmd = [python, "-m", "pytest", "--nbval-lax", "--nbval-current-env", "--nbval-cell-timeout=1800"]
+    cmd += ["-p", "lloydbook.nbval_keep", "--nbval-keep-dir", str(keep_dir), "-p", "lloydbook.robust_cells"]
+    return cmd + ["--robust-report", str(report), "-p", "no:cacheprovider", *map(str, chapters)]
+
+
+def run_seed(seed: int, scale: str, chapters: list[str], folder: Path) -> int:
+    """Run ``chapters`` (paths relative to the repository) under nbval at ``seed`` and ``scale`` into ``folder``."""
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "cells.json").unlink(missing_ok=True)
+    env = {**os.environ, "LLOYD_SEED": str(seed), "LLOYD_SCALE": scale}
+    log = folder / "nbval.log"
+    print(f"== seed {seed}: LLOYD_SEED={seed} LLOYD_SCALE={scale}, {len(chapters)} chapters (log: {log})", flush=True)
+    with open(log, "w", encoding="utf-8") as f:
+        cmd = nbval_command(chapters, folder, folder / "cells.json")
+        rc = subprocess.run(cmd, cwd=ROOT, env=env, stdout=f, stderr=subprocess.STDOUT).returncode
+    text = log.read_text(encoding="utf-8", errors="replace")
+    section = text.split("chapters (nbval, lloydbook.nbval_keep)", 1)[-1].splitlines()[1:]
+    for line in section:
+        if line.startswith("="):
+            break
+        if line.strip():
+            print(f"   {line}", flush=True)
+    return rc
+
+
+def read_run(folder: Path, chapter: str, seed: int) -> ChapterRun:
+    """``chapter`` at ``seed`` from ``folder`` (``<out>/seed-<seed>``): the rows of its kept execution when every
+    cell passed, else those its passing cells glued (``cells.json``)."""
+    report = folder / "cells.json"
+    info = json.loads(report.read_text(encoding="utf-8"))["chapters"].get(chapter) if report.is_file() else None
+    if info is None:
+        return ChapterRun(chapter, seed, [], None)
+    kept = folder / chapter
+    clean = info["cells"] and all(c["outcome"] != "failed" for c in info["cells"])
+    rows = rows_of_notebook(kept) if clean and kept.is_file() else claims_rows(info["glue"])
+    return ChapterRun(chapter, seed, info["cells"], rows)
+
+
+def _seeds(values) -> list[int]:
+    out = []
+    for v in values:
+        if not (str(v).isdigit() and int(v) < 2**32):
+            raise ValueError(f"seeds must be integers from 0 to 2**32 - 1 (LLOYD_SEED), got {v!r} in {list(values)}")
+        out.append(int(v))
+    if not out or len(set(out)) != len(out):
+        raise ValueError(f"seeds must be at least one seed, each once, got {list(values)}")
+    return out
+
+
+def _chapters(values) -> list[str]:
+    paths = [Path(v).resolve() for v in values] or sorted((ROOT / "book").glob("*.ipynb"))
+    out = []
+    for v, p in zip(values or paths, paths):
+        if p.suffix != ".ipynb" or not p.is_file() or ROOT not in p.parents:
+            raise ValueError(f"chapters must be notebooks (.ipynb) inside {ROOT}, got {str(v)!r}")
+        out.append(p.relative_to(ROOT).as_posix())
+    return out
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m lloydbook.robust", description=__doc__.split("\n\n")[0])
+    parser.add_argument("chapters", nargs="*", help="the notebooks to run (default: every book/*.ipynb)")
+    parser.add_argument("--seeds", default="0 1 2 3 4 5", help='LLOYD_SEED values, one argument: "0 1 2" or 0,1,2')
+    parser.add_argument("--scale", default="ci", help=f"LLOYD_SCALE, one of {list(SCALE_NAMES)} (default ci)")
+    parser.add_argument("--out", default=str(ROOT / "_build" / "robust"), help="folder of the runs and the table")
+    parser.add_argument("--no-run", action="store_true", help="only read the runs already in --out")
+    args = parser.parse_args(argv)
+    try:
+        seeds, chapters = _seeds(args.seeds.replace(",", " ").split()), _chapters(args.chapters)
+        if args.scale not in SCALE_NAMES:
+            raise ValueError(f"scale must be one of {list(SCALE_NAMES)}, got {args.scale!r}")
+    except ValueError as e:
+        parser.error(str(e))
+    out = Path(args.out).resolve()
+    for seed in seeds if not args.no_run else ():
+        run_seed(seed, args.scale, chapters, out / f"seed-{seed}")
+    runs = [read_run(out / f"seed-{s}", c, s) for c in chapters for s in seeds]
+    data = table(runs, args.scale)
+    out.mkdir(parents=True, exist_ok=True)
+    text = markdown(data)
+    (out / "robust.md").write_text(text, encoding="utf-8")
+    (out / "robust.json").write_text(json.dumps(data, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    print(f"\n{text}\n(written to {out / 'robust.md'} and robust.json)")
+    return 0 if data["ok"] else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
