@@ -228,13 +228,14 @@ def relative_spread(model, X: torch.Tensor, C0: torch.Tensor) -> float:
     return float((center_spread(out) / center_spread(lloyd_step(X, C0))).mean())
 
 
-def step_costs(d: int, k: int, *, n: int, batch: int, reps: int, warmup: int) -> dict:
+def step_costs(d: int, k: int, *, n: int, batch: int, reps: int, warmup: int, seed: int) -> dict:
     """Milliseconds of forward + backward of one layer per repetition, ``{"OH": [...], "BN": [...]}``:
     :func:`lloydlib.bench.measure_embeddings` on the CPU clock with one torch thread, the embeddings
-    interleaved in each repetition."""
+    interleaved in each repetition, on inputs and weights drawn from ``seed``."""
     res = bench.measure_embeddings(
         d,
         k,
+        seed=seed,
         n=n,
         batch=batch,
         reps=reps,
