@@ -52,7 +52,6 @@ __all__ = [
     "transfer_numbers",
     "squeeze_table",
     "same_family_table",
-    "reported_table",
     "same_family_figure",
     "grid_figure",
     "emd_figure",
@@ -325,13 +324,6 @@ def same_family_table(V: dict, families, taus, embeddings, losses) -> Table:
     header = ["family", "tau", *(f"{e}:{l}" for e in embeddings for l in losses)]
     rows = [[f, f"{t:g}", *(cell(V[(f, t, e, l)]) for e in embeddings for l in losses)] for f in families for t in taus]
     return Table(header, rows)
-
-
-def reported_table(parts: dict, keys) -> Table:
-    """Comparisons reported, not asserted: ``parts[name][key]`` is the :class:`~lloydbook.learning.Evidence` of
-    ``name`` for ``key`` (an embedding); one row per key and part with its outcome and numbers."""
-    rows = [[key, name, parts[name][key].outcome, parts[name][key].text] for key in keys for name in parts]
-    return Table(["embedding", "reported, not asserted", "outcome", "what the seeds say"], rows)
 
 
 # ----------------------------------------------------------------------------------------- figures

@@ -49,18 +49,19 @@ EXPECT = {
     # than the smoothing gap C on held-out tasks) and the paper's explanation of the cauchy failure by it (cauchy's
     # train/held-out gap, relative to its held-out loss, the largest of the five families)
     "tested-cauchy-finite": PAPER,
-    # the contrast "(OH and BN do not diverge)" draws: NA diverges on cauchy test tasks, decided on the NA family runs
-    # (the sweep families-na, every scale)
-    "tested-cauchy-na": Expectation(
-        of_paper=True,
-        pilot="not reproduced",
+    # NA under cauchy test tasks is beyond the paper, whose "(OH and BN do not diverge)" is silent on it (issue 35,
+    # item 4): its first form ("tested-cauchy-na", "NA diverges") expected the paper's verdict before these models were
+    # evaluated on test tasks, and was scored "not reproduced" after; the statement now says what they show: those trained
+    # on the other families do not diverge, those trained on cauchy do
+    "tested-cauchy-na-finite": Expectation(
+        of_paper=False,
+        pilot="beyond the paper",
         post_hoc=True,
         basis=(
-            "the expectation was first the paper's ('reproduced', committed before these models were evaluated on test "
-            "tasks) and was changed after the chapter's first evaluation of them on its own cauchy test tasks (the "
-            "sweep families-na: n=32, d=4, k=6, NA, L2, tau=0.1, 3,000 steps, 10 seeds; T=20, 128 cauchy tasks from "
-            "families.EVAL_SEED), where only the models trained on cauchy made their objective worse: it records what "
-            "these models show on these tasks, not a prediction"
+            "written after the chapter's evaluation of these models on its own cauchy test tasks (the sweep "
+            "families-na: n=32, d=4, k=6, NA, L2, tau=0.1, 3,000 steps, 10 seeds; T=20, 128 cauchy tasks) had been "
+            "read, where only the models trained on cauchy made their objective worse: it records what these models "
+            "show on these tasks, not a prediction"
         ),
     ),
     "bound-gap": PAPER,

@@ -202,8 +202,6 @@ def test_transfer_numbers_and_the_reported_outcomes():
     ev = {"OH": Evidence("OH", "holds", "a"), "BN": Evidence("BN", "undetermined", "b")}
     assert fam.outcomes_of(ev, ["BN"]) == "BN: undetermined" and fam.outcomes_of(ev, []) == "none"
     assert fam.outcomes_of(ev, ["OH", "BN"]) == "OH: holds; BN: undetermined"
-    table = fam.reported_table({"tested": ev, "block": ev}, ["BN"])
-    assert table.rows == [["BN", "tested", "undetermined", "b"], ["BN", "block", "undetermined", "b"]]
 
 
 def test_transfer_growth_is_the_models_own_change_in_log_objective():
