@@ -144,30 +144,30 @@ class Chapter:
         """The claim id ``<key>-<name>``."""
         return self.name(name)
 
-    def record(self, name: str, **row):
-        """:meth:`lloydbook.claims.Rows.record` of the claim ``<key>-<name>`` into this chapter's rows; glues its
-        verdict as ``v-<name>`` (for the prose). Returns the :class:`~lloydbook.claims.Claim`."""
+    def record(self, name: str, **row) -> None:
+        """:meth:`lloydbook.claims.Rows.record` of the claim ``<key>-<name>`` into this chapter's rows (``ch.rows``
+        holds it); glues its verdict as ``v-<name>`` (for the prose). Returns None, so that a cell that ends with it
+        shows no bookkeeping."""
         if row.get("verdict") != "background":
             self._check_expected(name, row.get("verdict"), row.get("source", ""))
         claim = self.rows.record(self.claim_id(name), **row, post_hoc=self._post_hoc.get(name, False))
         self.glue(f"v-{name}", claim.verdict)
-        return claim
 
-    def decide(self, name: str, **row):
+    def decide(self, name: str, **row) -> None:
         """:func:`lloydbook.claims.evidence.decide` of the claim ``<key>-<name>`` (its verdict stated beforehand
         as ``expected``, its ``evidence`` parts judged, its ``setting``) into this chapter's rows; glues the
-        verdict as ``v-<name>``. Returns the evidence."""
+        verdict as ``v-<name>``. Returns None (the row is in ``ch.rows``)."""
         self._check_expected(name, row.get("expected"), row.get("source", ""))
         post_hoc = self._post_hoc.get(name, False)
-        evidence = claims.evidence.decide(self.claim_id(name), **row, into=self.rows, post_hoc=post_hoc)
+        claims.evidence.decide(self.claim_id(name), **row, into=self.rows, post_hoc=post_hoc)
         self.glue(f"v-{name}", row["expected"])
-        return evidence
 
     def expect(self, name: str, runs=None, *, paper_setting: bool | None = None) -> str:
         """The verdict the claim ``<key>-<name>`` expects, stated before its evidence is computed
         (:mod:`lloydbook.expectations`): the paper's statement when the claim is decided at the paper's setting,
-        else the pilot's, if one is stated (a pilot on the claim's own runs marks its row post hoc). Give the ``runs`` (or configs) the claim reads, which are at the
-        paper's setting when every one is a config of the paper-scale sweeps (:func:`lloydbook.sweeps.at_paper`),
+        else the pilot's, if one is stated (a pilot on the claim's own runs marks its row post hoc). Give the
+        ``runs`` (or configs) the claim reads, which are at the paper's setting when every one is a config of the
+        paper-scale sweeps (:func:`lloydbook.sweeps.at_paper`),
         or, for a claim that reads no training run, ``paper_setting``. ``decide`` and ``record`` in the
         chapters with expectations refuse a claim whose expectation was not asked for first."""
         if (runs is None) == (paper_setting is None):
@@ -208,13 +208,12 @@ class Chapter:
                 f"{expectations.EXPECTATIONS[cid].of_paper}) disagree on whether it is the paper's"
             )
 
-    def open(self, name: str, **row):
+    def open(self, name: str, **row) -> None:
         """:meth:`lloydbook.claims.Rows.open_row` ``<key>-<name>`` in this chapter's rows: a paper statement this
         build does not decide, with ``decides`` (the setting and command that would). Glues "open" as
-        ``v-<name>``."""
+        ``v-<name>``. Returns None (the row is in ``ch.rows``)."""
         open_row = self.rows.open_row(self.claim_id(name), **row)
         self.glue(f"v-{name}", open_row.verdict)
-        return open_row
 
     @staticmethod
     def setting(**fields) -> str:

@@ -396,15 +396,16 @@ def decide_or_open(ch, name: str, *, statement, source, paper, expected, evidenc
     """A paper statement the chapter states as a claim that can fail once this build decides it: when no part
     of ``evidence`` is undetermined, ``ch.decide`` (its check asserts the ``expected`` verdict, stated
     beforehand); otherwise ``ch.open``, an open row (never an assertion, never a verdict) whose "ours" gives
-    ``setting`` and the parts' outcomes and numbers, and ``decides`` what would decide it. Returns the
-    evidence or the open row."""
+    ``setting`` and the parts' outcomes and numbers, and ``decides`` what would decide it. Returns None (the row
+    is in ``ch.rows``)."""
     evidence = list(evidence)
     if verdict_of(evidence) != "undetermined":
-        return ch.decide(
+        ch.decide(
             name, statement=statement, source=source, paper=paper, expected=expected, evidence=evidence, setting=setting
         )
+        return
     ours = f"undetermined at {setting}: {evidence_text(evidence)}"
-    return ch.open(name, statement=statement, source=source, paper=paper, decides=decides, ours=ours)
+    ch.open(name, statement=statement, source=source, paper=paper, decides=decides, ours=ours)
 
 
 def gpu_status() -> str:

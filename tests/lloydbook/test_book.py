@@ -258,7 +258,8 @@ def _row(**kw):
 
 
 def test_record_records_the_claim_and_glues_its_verdict(glued, started):
-    claim = started.record("monotone", **_row(verdict="reproduced", check=True))
+    assert started.record("monotone", **_row(verdict="reproduced", check=True)) is None  # a cell shows nothing
+    (claim,) = started.rows.rows()
     assert claim.id == "lloyd-monotone" and claim.verdict == "reproduced"
     assert [c.id for c in claims.claims()] == ["lloyd-monotone"]
     assert glued == {"lloyd-v-monotone": ("reproduced", False)}
@@ -280,8 +281,7 @@ def test_record_glues_nothing_when_the_check_fails(glued, started):
 def test_decide_records_through_learning_and_glues_the_stated_verdict(glued, started):
     holds, fails = learning.Evidence("a", "holds", "1 < 2"), learning.Evidence("b", "fails", "3 > 2")
     row = dict(statement="Two parts", source="a source", paper="both")
-    evidence = started.decide("two-parts", **row, expected="partly", evidence=[holds, fails])
-    assert evidence == [holds, fails]
+    assert started.decide("two-parts", **row, expected="partly", evidence=[holds, fails]) is None  # shows nothing
     (claim,) = claims.claims()
     assert claim.id == "lloyd-two-parts" and claim.verdict == "partly" and "a: holds (1 < 2)" in claim.ours
     assert glued == {"lloyd-v-two-parts": ("partly", False)}
@@ -327,9 +327,13 @@ def test_open_rows_and_settings_through_the_chapter(monkeypatch):
     glued = {}
     monkeypatch.setattr(book, "glue", lambda name, value, display=False: glued.setdefault(name, value))
     ch = book.setup("shapes")
-    row = ch.open(
-        "fig13-little", statement="s", source="Leaner paper, Fig. 13", paper="little difference", decides="n=512"
+    assert (
+        ch.open(
+            "fig13-little", statement="s", source="Leaner paper, Fig. 13", paper="little difference", decides="n=512"
+        )
+        is None
     )
+    (row,) = ch.rows.rows()
     assert row.id == "shapes-fig13-little" and row.kind == "open" and glued["shapes-v-fig13-little"] == "open"
     assert (
         book.Chapter.setting(n=32, d=[4, 16], k=6, steps=6000, seeds=10)
