@@ -277,6 +277,29 @@ SCALES: dict[str, dict[str, dict]] = {
         # training task: d_train dims, L_train tokens, scale c = c_rel / a, step lr (its centroids, like every draw of
         # the chapter, come from a seed the chapter names: ch.seed, from LLOYD_SEED);
         # pgd_*: exact population PGD; sgd_*: stochastic PGD on fresh prompts (batch per run and step);
+        # floor_runs: runs of their own from M at every step size of lr_scan, whose levels are the plateaus (claim
+        # plateau) and whose log-log slope in eta is claim noise-floor's. 32 at ci: on the main runs' 4 (used before),
+        # R2's slope at sigma=1 ranged over 0.14-0.54 across LLOYD_SEED 0-5 (0.14 at seed 1, outside the check's
+        # [0.2, 0.8]; s.d. 0.09 for 4-run draws from a pilot of 256 runs), and R1's level at sigma=0.3 left its
+        # half-decade band in 1.7% of the pilot's 4-run draws; with 32, R2's slopes are 0.41-0.51 at seeds 0-5 (pilot
+        # s.d. 0.03). 16 at default: with the main runs' 6, R1's sigma=0.3 level came to 0.0297 at seed 1 against the
+        # band's 0.0316 (R2's slopes 0.48-0.55 at seeds 0-1); with 16, 0.0139-0.0162 (slopes 0.50-0.53);
+        # init_runs: R1's runs of its own from M, from the sphere, and from the sphere with the penalty, for claim
+        # random-init and claim regularization's R1 half. 32 at ci: on the main runs' 4 (used before), R1's median
+        # distance from the sphere was 2.7-5.8 times that from M at sigma=1 across seeds 0-5, under the check's 3 at
+        # seeds 1 and 2 (the pilot's 256 runs give 7.9, and 17% of its 4-run draws give 3 or less; 0 of its 32-run
+        # draws), and 4 runs put 2 of 4 within 0.1 of the centroids (regularization's R1 bound, 50%) in about 10% of
+        # draws (12% of the pilot's runs at sigma=0.3); with 32, the ratio is 5.9-9.4 and R1's fraction 0-16% at
+        # seeds 0-5. 64 at default, whose 1500 steps bring the ratio down to 5.5 (a pilot of 128 runs: 21% of 6-run
+        # draws give 3 or less, 1% of 32-run draws, none of 64-run ones); seeds 0-1: 6.5 and 8.9 with 6 runs, 6.5
+        # and 7.6 with 64;
+        # pgd3_steps, sgd3_steps: the three-head section's exact and stochastic PGD (pgd_steps and sgd_steps before).
+        # Exact: with 1200 (ci) a run at LLOYD_SEED=1 starts a head at cos 1e-4 to its centroid and ends at 7e-10,
+        # over the claim's 1e-10 (the others at seeds 0-5: 6e-15 or less); each decade of that cos costs about 190
+        # steps, so 2000 covers heads down to about 1e-8 (at seeds 0-5 now: 1.6e-12 or less). Stochastic: after 600
+        # (ci) 4% of R2's runs from the sphere with the penalty are still 0.1 or more from the centroids (a pilot of
+        # 128 runs; largest 0.70), so all 4 runs arrive in only 85% of draws; after 1000 none is (largest 0.023), and
+        # with 1200 the largest at seeds 0-5 is 0.019 (0.073 with 600, at seed 1);
         # penalty: the orthogonality weight, penalties: its scan (reg_runs runs of reg_steps steps, compared at
         # reg_check_step; 128 runs: with 32, the paired sign test of the penalty's rescues reached p < 0.01 at
         # LLOYD_SEED=0 only (9 rescued, 0 lost; p 0.03-0.06 at seeds 1 and 2); with 128, p ~ 1e-10 at seeds 0 and 1);
@@ -284,7 +307,9 @@ SCALES: dict[str, dict[str, dict]] = {
         # definitions, the same at every scale, so they live in the chapter); mc_*: Monte Carlo checks of the closed forms
         # (mc_finite: (d, sigma, L) cells); ic_*: the in-context grid (mc_tokens tokens per cell);
         # rot_prompts: prompts for the in-plane rotation curves; cloud_L: tokens of the 2-D picture;
-        # cmp_*: the comparison with Lloyd's algorithm and the BN transformer;
+        # cmp_*: the comparison with Lloyd's algorithm and the BN transformer (cmp_prompts 2000 at ci: with 500 the
+        # paired z of one Lloyd step against the best identity layer at sigma=0.3, L=100 was -2.6 to -5.4 across
+        # LLOYD_SEED 0-5, short of the check's -4 at seeds 1, 4 and 5; with 2000, -7.3 to -9.8);
         # mc_bound_prompts: prompts of the Monte Carlo check that the bound sigma^2 (d - 2) fails at finite L, drawn
         # at the grid cell where the exact risk exceeds it most (d=5, sigma=0.3, L=10 at ci and default: exact
         # excess 0.0073; per-prompt s.d. 0.116 in a pilot of 1e5 prompts), so the expected z is
@@ -293,14 +318,16 @@ SCALES: dict[str, dict[str, dict]] = {
         # is d=5, sigma=0.1, L=10 (excess 0.069, s.d. 0.066): expected z about 660
         "ci": {"d_train": 6, "L_train": 10, "c_rel": 0.1, "lr": 0.2, "lr_scan": [0.1, 0.2, 0.4],
                "pgd_steps": 1200, "pgd_runs": 2, "sgd_steps": 600, "sgd_batch": 100, "sgd_runs": 4,
+               "floor_runs": 32, "init_runs": 32, "pgd3_steps": 2000, "sgd3_steps": 1200,
                "record_every": 20, "penalty": 0.1, "penalties": [0.0, 0.1, 10.0], "reg_runs": 128,
                "reg_steps": 500, "reg_check_step": 500,
                "mc_prompts": 40000, "mc_finite": [[5, 0.5, 10], [8, 1.0, 20]], "mc_tokens": 300000,
                "ic_d": [5, 10], "ic_sigma": [0.3, 1.0], "ic_L": [10, 100, 1000], "ic_min_prompts": 100,
                "rot_prompts": 40000, "cloud_L": 2000, "cmp_d": 5, "cmp_sigma": [0.3, 1.0], "cmp_L": [20, 100],
-               "cmp_prompts": 500, "cmp_lloyd_steps": 10, "mc_bound_prompts": 30000},
+               "cmp_prompts": 2000, "cmp_lloyd_steps": 10, "mc_bound_prompts": 30000},
         "default": {"d_train": 6, "L_train": 10, "c_rel": 0.1, "lr": 0.2, "lr_scan": [0.1, 0.2, 0.4],
                     "pgd_steps": 1500, "pgd_runs": 4, "sgd_steps": 1500, "sgd_batch": 100, "sgd_runs": 6,
+                    "floor_runs": 16, "init_runs": 64, "pgd3_steps": 2000, "sgd3_steps": 1500,
                     "record_every": 10, "penalty": 0.1, "penalties": [0.0, 0.01, 0.1, 1.0, 10.0], "reg_runs": 128,
                     "reg_steps": 1000, "reg_check_step": 500,
                     "mc_prompts": 200000, "mc_finite": [[5, 0.5, 10], [6, 0.3, 4], [8, 1.0, 20], [10, 0.3, 100]],
@@ -310,6 +337,7 @@ SCALES: dict[str, dict[str, dict]] = {
                     "mc_bound_prompts": 100000},
         "paper": {"d_train": 6, "L_train": 10, "c_rel": 0.1, "lr": 0.2, "lr_scan": [0.05, 0.1, 0.2, 0.4, 0.8],
                   "pgd_steps": 2000, "pgd_runs": 10, "sgd_steps": 3000, "sgd_batch": 100, "sgd_runs": 30,
+                  "floor_runs": 32, "init_runs": 64, "pgd3_steps": 2000, "sgd3_steps": 3000,
                   "record_every": 10, "penalty": 0.1, "penalties": [0.0, 0.001, 0.01, 0.1, 1.0, 10.0, 100.0],
                   "reg_runs": 128, "reg_steps": 2000, "reg_check_step": 500, "mc_prompts": 1000000,
                   "mc_finite": [[5, 0.5, 10], [6, 0.3, 4], [8, 1.0, 20], [10, 0.3, 100]],
