@@ -232,7 +232,16 @@ class Chapter:
         return settings_table(rows)
 
     def table(self) -> None:
-        """The chapter's claims table (:func:`lloydbook.claims.table` of its rows): the last code cell."""
+        """The chapter's claims table (:func:`lloydbook.claims.table` of its rows): the last code cell. In a chapter
+        with expectations, every claim :mod:`lloydbook.expectations` states must have a row by then (a ValueError
+        names the missing ones): a claim stated beforehand is never silently dropped."""
+        stated = expectations.CHAPTERS.get(self.key, {})
+        have = {r.id for r in self.rows.rows()}
+        missing = [name for name in stated if self.claim_id(name) not in have]
+        if missing:
+            raise ValueError(
+                f"chapter {self.key!r} has no row for the claims it states in lloydbook.expectations: {missing}"
+            )
         claims.table(self.rows)
 
     def __repr__(self) -> str:

@@ -62,6 +62,8 @@ class Evidence:
     part: str
     outcome: str
     text: str
+    #: an :func:`all_of` part's cells, each an Evidence (empty for any other part)
+    cells: tuple = ()
 
 
 def bootstrap_seed(part: str) -> int:
@@ -146,7 +148,7 @@ def all_of(part: str, evidence) -> Evidence:
     outcome = "fails" if "fails" in outcomes else "holds" if set(outcomes) == {"holds"} else "undetermined"
     worst = next((e for e in evidence if e.outcome != "holds"), evidence[0])
     counts = ", ".join(f"{outcomes.count(o)} {o}" for o in OUTCOMES if o in outcomes)
-    return Evidence(part, outcome, f"{len(evidence)} cells: {counts}; e.g. {worst.part}: {worst.text}")
+    return Evidence(part, outcome, f"{len(evidence)} cells: {counts}; e.g. {worst.part}: {worst.text}", tuple(evidence))
 
 
 def verdict_of(evidence) -> str:

@@ -10,7 +10,8 @@ Figures 10 and 17, chapter 04; ``shapes-`` for Figures 11, 13, 14 and 15, chapte
 seeds cannot be compared fairly. Settings that share seeds (the same tasks) are compared paired by seed,
 others unpaired.
 
-- :mod:`.tau`: Figure 10 (``fig10_claims``; ``G`` maps ``(d, tau, embedding, loss)`` to runs);
+- :mod:`.tau`: Figure 10 (``fig10_claims``: the findings of :mod:`lloydbook.fig10`, stated once there and decided
+  by chapter 04 on this build's runs too; ``G`` maps ``(d, tau, embedding, loss)`` to runs);
 - :mod:`.shapes`: Figures 14, 11 and 13 (``fig14_claims``, ``fig11_claims``, ``fig13_claims``);
 - :mod:`.clusters`: Figure 15 (``fig15_claims``, and :func:`unstable`, what a numerically unstable run is);
 - :mod:`.wall`: Figure 17 on the wall clock (``fig17_claims``);

@@ -340,3 +340,11 @@ def test_open_rows_and_settings_through_the_chapter(monkeypatch):
         == "n=32, d in {4, 16}, k=6; 6,000 steps; 10 seeds"
     )
     assert book.Chapter.setting(tau=0.25) == "tau=0.25"
+
+
+def test_table_refuses_a_chapter_that_dropped_a_claim_it_stated(glued, monkeypatch, cache_env):
+    """A chapter with expectations must have a row for every claim lloydbook.expectations states for it."""
+    monkeypatch.setenv("LLOYD_SCALE", "ci")
+    ch = book.setup("learning")
+    with pytest.raises(ValueError, match=r"chapter 'learning' has no row for the claims it states.*'upper-bound'"):
+        ch.table()

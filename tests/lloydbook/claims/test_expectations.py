@@ -18,7 +18,7 @@ NOTEBOOKS = {
     "families": "07_families",
     "landscapes": "08_landscapes",
 }
-CALL = re.compile(r'(?:ch\.(?:decide|record)\(|(?:decide_or_open|dropout_claim)\(\s*ch,)\s*"([^"]+)"')
+CALL = re.compile(r'(?:ch\.(?:decide|record)\(|fig10a\(|(?:decide_or_open|dropout_claim)\(\s*ch,)\s*"([^"]+)"')
 
 
 def code(key: str) -> str:
@@ -47,8 +47,11 @@ def test_at_the_paper_setting_every_claim_expects_the_papers_statement():
 
 
 @pytest.mark.parametrize("key", sorted(NOTEBOOKS))
-def test_the_registry_holds_exactly_the_chapters_claims(key):
-    assert claimed(key) == set(expectations.CHAPTERS[key]), key
+def test_the_registry_holds_every_claim_a_chapter_names(key):
+    """Every claim a chapter names in its code has its expectation; the claims it decides in a loop (chapter 04's
+    Fig. 10b and paper-setting rows) are not named, and ``Chapter.table`` checks at run time that every stated claim
+    has a row (tests/lloydbook/test_book.py)."""
+    assert claimed(key) <= set(expectations.CHAPTERS[key]), key
 
 
 @pytest.mark.parametrize("key", sorted(NOTEBOOKS))

@@ -73,8 +73,8 @@ def test_wall_panels_keep_the_order_runs_came_in_and_what_is_missing():
 
 
 FIRST = {
-    "Fig. 10a": "learning-tau01-beats-lloyd-d4-gpu-h200",
-    "Fig. 10b": "learning-tau01-beats-lloyd-d32-gpu-h200",
+    "Fig. 10a": "learning-l2-lower-train-loss-d4-gpu-h200",
+    "Fig. 10b": "learning-l2-lower-train-loss-d32-gpu-h200",
     "Fig. 14": "shapes-d-oh-bn-gap-shrinks-gpu-h200",
     "Fig. 11": "shapes-lr-small-monotone-slow-gpu-h200",
     "Fig. 13": "shapes-n-little-difference-gpu-h200",

@@ -1,11 +1,13 @@
-"""Figure 10's statements (Leaner paper, Figs. 2a and 10) on the runs of one d, as the parts of chapter 04's claims.
+"""Figure 10's findings (Leaner paper, Figs. 2a and 10), each stated once, on the runs of one d.
 
-:func:`fig10_parts` states each finding of the figure for the runs ``G[(d, tau, embedding, loss)]`` (one run a
-seed) and returns its parts in the book's evidence vocabulary (:mod:`lloydbook.claims.evidence`), with the runs
-it reads (which decide whether the claim is at the paper's setting, and its setting). Chapter 04 decides them at
-the paper's d=32 (Fig. 10b), and at its d=4 the one statement over every temperature that its own cells do not
-(a larger tau settles sooner and ends worse at each step of the tau grid). Every comparison of two settings is
-paired by seed: the runs of one seed see the same tasks.
+:func:`parts` states each finding of the figure for the runs ``G[(d, tau, embedding, loss)]`` (one run a seed)
+and returns a :class:`lloydbook.findings.Part` per finding, in the book's evidence vocabulary
+(:mod:`lloydbook.claims.evidence`), with the runs it reads (which decide whether the claim is at the paper's
+setting, and its setting). The same parts are decided by chapter 04 on this build's runs at d=4 (Fig. 10a) and
+d=32 (Fig. 10b), on the sweep ``fig10a-paper`` recorded at the paper's own setting on the CPU
+(:func:`recorded_groups`, :func:`missing_text`), and on a GPU machine's runs
+(:func:`lloydbook.paper_scale.fig10_claims`). Every comparison of two settings is paired by seed: the runs of one
+seed see the same tasks.
 """
 
 from __future__ import annotations
@@ -15,17 +17,16 @@ from dataclasses import dataclass
 import numpy as np
 
 from .claims.evidence import Evidence, above, all_of, below, lower, within
-from .claims.render import html_text
+from .findings import Part
 from .learning import auc, final, final_train, steps_to_settle
-from .tables import Table
 
 __all__ = [
-    "Part",
     "PAPER",
+    "SOURCE",
     "SEED_SETS",
     "Recorded",
-    "fig10_statements",
-    "fig10_parts",
+    "statements",
+    "parts",
     "recorded_groups",
     "missing_text",
 ]
@@ -37,16 +38,8 @@ PAPER = (
     'worse solution. OH converges faster than BN, and both reach similar final losses"'
 )
 
-
-@dataclass(frozen=True)
-class Part:
-    """One finding of Figure 10 at one d: its ``statement`` (without where it was decided), the paper's
-    ``paper`` value, the ``runs`` it reads and its ``evidence`` (a list of :class:`Evidence`)."""
-
-    statement: str
-    paper: str
-    runs: list
-    evidence: list
+#: where Figure 10's findings are stated
+SOURCE = "Leaner paper, Fig. 2a and Fig. 10"
 
 
 def _best(runs) -> np.ndarray:
@@ -57,9 +50,9 @@ def _pooled(G, d, t, embeddings) -> list:
     return [r for e in embeddings for r in G[(d, t, e, "L2")]]
 
 
-def fig10_statements(taus) -> dict[str, tuple[str, str]]:
+def statements(taus) -> dict[str, tuple[str, str]]:
     """Figure 10's findings over the temperatures ``taus``: name -> (statement, the paper's value), the words
-    of every row that decides them (:func:`fig10_parts`) or leaves them open."""
+    of every row that decides them (:func:`parts`) or leaves them open."""
     taus = sorted(taus)
     tmin, tmax = taus[0], taus[-1]
     return {
@@ -99,7 +92,7 @@ def fig10_statements(taus) -> dict[str, tuple[str, str]]:
     }
 
 
-def fig10_parts(G: dict, d: int, taus, embeddings, losses) -> dict[str, Part]:
+def parts(G: dict, d: int, taus, embeddings, losses) -> dict[str, Part]:
     """Figure 10's findings on the runs ``G`` at ``d`` over the temperatures ``taus``: name -> :class:`Part`.
 
     The names are those of chapter 04's claims at d=4: ``l2-lower-train-loss`` (L2's final training loss below
@@ -114,7 +107,7 @@ def fig10_parts(G: dict, d: int, taus, embeddings, losses) -> dict[str, Part]:
     tmin, tmax = taus[0], taus[-1]
     coded = [e for e in embeddings if e != "NA"]
     every = [r for t in taus for e in embeddings for l in losses for r in G[(d, t, e, l)]]
-    say, out = fig10_statements(taus), {}
+    say, out = statements(taus), {}
     out["l2-lower-train-loss"] = Part(
         *say["l2-lower-train-loss"],
         every,
@@ -251,23 +244,3 @@ def missing_text(configs) -> str:
     if not groups:
         return "none"
     return "; ".join(f"tau={t:g} {e}:{l} {_seeds_text(seeds)}" for (t, e, l), seeds in groups.items())
-
-
-def setting_pairs(rows, names, suffix: str = "-n512") -> tuple[Table, str]:
-    """The verdict of each claim ``<name>`` of ``rows`` (a chapter's :class:`lloydbook.claims.Rows`) beside that of
-    ``<name><suffix>``, the same statement decided at another setting (the paper's own, say): a :class:`Table`
-    (statement, then each row's verdict and what it read) and, in words, the names whose verdicts differ (an open
-    row differs from no verdict: it decides nothing), or "none". Names are without the chapter prefix."""
-    by_id = {r.id: r for r in rows.rows()}
-    table, differ = [], []
-    for name in names:
-        ids = (f"{rows.chapter}-{name}", f"{rows.chapter}-{name}{suffix}")
-        missing = [i for i in ids if i not in by_id]
-        if missing:
-            raise ValueError(f"names must name rows of chapter {rows.chapter!r} at both settings; missing {missing}")
-        a, b = (by_id[i] for i in ids)
-        table.append([f"<code>{name}</code>", a.verdict, b.verdict, html_text(b.ours)])
-        if "open" not in (a.verdict, b.verdict) and a.verdict != b.verdict:
-            differ.append(f"{name} ({a.verdict} -> {b.verdict})")
-    header = ("statement", "this build's verdict", f"verdict at {suffix.strip('-')}", f"what {suffix.strip('-')} read")
-    return Table(header, table), "; ".join(differ) or "none"

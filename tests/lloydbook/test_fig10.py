@@ -1,8 +1,8 @@
-"""lloydbook.temperature: Figure 10's findings at one d, stated as parts in the evidence vocabulary."""
+"""lloydbook.fig10: Figure 10's findings at one d, each stated once, as parts in the evidence vocabulary."""
 
 import pytest
 
-from lloydbook import temperature
+from lloydbook import fig10
 from lloydbook.claims.evidence import OUTCOMES, Evidence
 from lloydlib import training
 
@@ -16,7 +16,7 @@ def groups(tmp_path_factory):
 
 
 def test_every_finding_of_figure_10_is_stated_with_its_runs_and_parts(groups):
-    parts = temperature.fig10_parts(groups, 2, [0.1, 1.0, 0.25], ["OH", "BN", "NA"], ["NE", "L2"])
+    parts = fig10.parts(groups, 2, [0.1, 1.0, 0.25], ["OH", "BN", "NA"], ["NE", "L2"])
     assert list(parts) == [
         "l2-lower-train-loss",
         "ne-tau1-fails",
@@ -38,17 +38,17 @@ def test_every_finding_of_figure_10_is_stated_with_its_runs_and_parts(groups):
 
 
 def test_without_na_or_enough_settings(groups):
-    parts = temperature.fig10_parts(groups, 2, [1.0, 0.1], ["OH", "BN"], ["L2"])
+    parts = fig10.parts(groups, 2, [1.0, 0.1], ["OH", "BN"], ["L2"])
     assert [e.part for e in parts["tau01-beats-lloyd"].evidence] == ["OH and BN below 1 (tau=0.1)"]
     with pytest.raises(ValueError, match="two taus"):
-        temperature.fig10_parts(groups, 2, [0.1], ["OH", "BN"], ["L2"])
+        fig10.parts(groups, 2, [0.1], ["OH", "BN"], ["L2"])
     with pytest.raises(ValueError, match="OH and BN"):
-        temperature.fig10_parts(groups, 2, [1.0, 0.1], ["OH", "NA"], ["L2"])
+        fig10.parts(groups, 2, [1.0, 0.1], ["OH", "NA"], ["L2"])
 
 
 def test_the_statements_are_the_parts_statements(groups):
-    parts = temperature.fig10_parts(groups, 2, [0.1, 1.0, 0.25], ["OH", "BN", "NA"], ["NE", "L2"])
-    said = temperature.fig10_statements([1.0, 0.25, 0.1])
+    parts = fig10.parts(groups, 2, [0.1, 1.0, 0.25], ["OH", "BN", "NA"], ["NE", "L2"])
+    said = fig10.statements([1.0, 0.25, 0.1])
     assert list(said) == list(parts)
     assert all(said[name] == (p.statement, p.paper) for name, p in parts.items())
 
@@ -60,21 +60,19 @@ def _runs_of(groups, taus, seeds):
 def test_recorded_groups_decide_on_the_largest_complete_seed_set(groups):
     E, L_ = ["OH", "BN", "NA"], ["NE", "L2"]
     every = _runs_of(groups, (1.0, 0.25, 0.1), (0, 1, 2))
-    rec = temperature.recorded_groups(every, 2, [1.0, 0.25, 0.1], E, L_, seed_sets=((0, 1, 2), (0, 1)))
+    rec = fig10.recorded_groups(every, 2, [1.0, 0.25, 0.1], E, L_, seed_sets=((0, 1, 2), (0, 1)))
     assert rec.seeds == (0, 1, 2) and rec.taus == (0.1, 0.25, 1.0)
     assert [r.config.seed for r in rec.groups[(2, 0.1, "OH", "L2")]] == [0, 1, 2]
     # seed 2 missing at tau=1 for one setting: the smaller seed set; tau 0.25 only at seeds 0 and 1 there too
     partial = [r for r in every if not (r.config.tau == 1.0 and r.config.seed == 2 and r.config.embedding == "NA")]
-    rec = temperature.recorded_groups(partial, 2, [1.0, 0.25, 0.1], E, L_, seed_sets=((0, 1, 2), (0, 1)))
+    rec = fig10.recorded_groups(partial, 2, [1.0, 0.25, 0.1], E, L_, seed_sets=((0, 1, 2), (0, 1)))
     assert rec.seeds == (0, 1) and rec.taus == (0.1, 0.25, 1.0)
     # the middle tau absent: decided on the extremes only
-    rec = temperature.recorded_groups(_runs_of(groups, (1.0, 0.1), (0, 1, 2)), 2, [1.0, 0.25, 0.1], E, L_)
+    rec = fig10.recorded_groups(_runs_of(groups, (1.0, 0.1), (0, 1, 2)), 2, [1.0, 0.25, 0.1], E, L_)
     assert rec.seeds == () and rec.taus == ()  # the default seed sets (0-9, 0-4) are not complete
-    rec = temperature.recorded_groups(
-        _runs_of(groups, (1.0, 0.1), (0, 1)), 2, [1.0, 0.25, 0.1], E, L_, seed_sets=((0, 1),)
-    )
+    rec = fig10.recorded_groups(_runs_of(groups, (1.0, 0.1), (0, 1)), 2, [1.0, 0.25, 0.1], E, L_, seed_sets=((0, 1),))
     assert rec.taus == (0.1, 1.0) and set(rec.groups) == {(2, t, e, l) for t in (0.1, 1.0) for e in E for l in L_}
-    assert temperature.recorded_groups([], 2, [1.0, 0.1], E, L_) == temperature.Recorded({}, (), ())
+    assert fig10.recorded_groups([], 2, [1.0, 0.1], E, L_) == fig10.Recorded({}, (), ())
 
 
 def test_missing_text_names_the_runs_by_setting():
@@ -82,24 +80,6 @@ def test_missing_text_names_the_runs_by_setting():
     cfgs = training.grid(base, tau=[1.0], embedding=["OH"], loss=["NE"], seed=[0, 1, 2, 3, 4])
     cfgs += [base.replace(tau=0.1, embedding="BN", loss="L2", seed=3)]
     cfgs += [base.replace(tau=0.1, embedding="NA", loss="L2", seed=s) for s in (1, 4)]
-    text = temperature.missing_text(cfgs)
+    text = fig10.missing_text(cfgs)
     assert text == "tau=1 OH:NE seeds 0-4; tau=0.1 BN:L2 seed 3; tau=0.1 NA:L2 seeds 1, 4"
-    assert temperature.missing_text([]) == "none"
-
-
-def test_setting_pairs_names_the_verdicts_that_differ():
-    from lloydbook import claims
-    from lloydbook.temperature import setting_pairs
-
-    rows = claims.Rows("learning")
-    common = dict(source="Leaner paper", paper="p", check=True)
-    rows.record("learning-a", statement="a", ours="x", verdict="reproduced", **common)
-    rows.record("learning-a-n512", statement="a512", ours="OH < 1", verdict="not reproduced", **common)
-    rows.record("learning-b", statement="b", ours="x", verdict="reproduced", **common)
-    rows.open_row("learning-b-n512", statement="b512", source="Leaner paper", paper="p", decides="train")
-    table, differ = setting_pairs(rows, ["a", "b"])
-    assert differ == "a (reproduced -> not reproduced)"
-    assert len(table.rows) == 2 and "OH &lt; 1" in table.rows[0][3]
-    assert setting_pairs(rows, ["b"])[1] == "none"
-    with pytest.raises(ValueError, match="missing \\['learning-c', 'learning-c-n512'\\]"):
-        setting_pairs(rows, ["c"])
+    assert fig10.missing_text([]) == "none"

@@ -1,0 +1,91 @@
+"""A finding of a paper, stated once and decided on whatever runs are at hand.
+
+A figure's module (:mod:`lloydbook.fig10`) states each finding of the figure once, as a function of the runs it
+reads: given the runs ``G`` of one sweep it returns a :class:`Part` per finding (the statement, the paper's value,
+the runs read and the evidence, in the vocabulary of :mod:`lloydbook.claims.evidence`). The same parts are decided
+on this build's runs, on a store trained at the paper's own setting, and on a GPU machine's runs, so no statement
+or evidence code exists twice. :func:`decide` turns a part into a chapter's row, deriving what every row needs
+from the runs it read:
+
+- the opening "At n=32, 6,000 steps (the paper: n=512, 10,000 steps): " where the runs are not at the paper's
+  setting (:func:`lloydbook.learning.at`, from the runs' own configs against the paper's values);
+- the expected verdict (:meth:`lloydbook.book.Chapter.expect`: the paper's at its setting, else the pilot's);
+- the setting (:func:`lloydbook.learning.setting_of`);
+- claim or open row (:func:`lloydbook.learning.decide_or_open`: an open row when a part is undetermined), with
+  ``decides``, what would decide an open row.
+
+:func:`setting_pairs` lays the verdicts of one finding at two settings side by side.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .claims.render import html_text
+from .learning import at, decide_or_open, setting_of
+from .tables import Table
+
+__all__ = ["Part", "FIELDS", "decide", "setting_pairs"]
+
+#: the config fields a learning claim's setting names (:func:`lloydbook.learning.setting_of`)
+FIELDS = ("n", "d", "k", "tau", "embedding", "loss")
+
+
+@dataclass(frozen=True)
+class Part:
+    """One finding on one set of runs: its ``statement`` (without where it was decided), the paper's value
+    ``paper``, the ``runs`` it reads and its ``evidence`` (a list of :class:`lloydbook.claims.evidence.Evidence`)."""
+
+    statement: str
+    paper: str
+    runs: list
+    evidence: list
+
+
+def _where(runs, paper_setting: dict) -> str:
+    configs = [getattr(r, "config", r) for r in runs]
+    ours = {f: sorted({getattr(c, f) for c in configs}) for f in paper_setting}
+    return at(ours, paper_setting)
+
+
+def decide(ch, name: str, part: Part, *, source: str, paper_setting: dict, decides: str, lead: str = "", **more):
+    """Decide ``part`` as the chapter ``ch``'s row ``name`` (without the chapter's prefix): a claim when no part of
+    its evidence is undetermined, else an open row naming ``decides``. Its statement is ``lead``, then "At ... (the
+    paper: ...): " for the fields of ``paper_setting`` (field -> the paper's value, e.g. ``dict(n=512,
+    steps=10000)``) where the runs differ from the paper, then the part's statement; its setting is that of the runs
+    (:data:`FIELDS` and ``more``, e.g. ``tasks=64``). Returns None (the row is in ``ch.rows``)."""
+    if not isinstance(part, Part):
+        raise TypeError(f"part must be a findings.Part, got {type(part).__name__}")
+    if not isinstance(paper_setting, dict) or not paper_setting:
+        raise ValueError(f"paper_setting must map config fields to the paper's values, got {paper_setting!r}")
+    decide_or_open(
+        ch,
+        name,
+        statement=lead + _where(part.runs, paper_setting) + part.statement,
+        source=source,
+        paper=part.paper,
+        expected=ch.expect(name, part.runs),
+        evidence=part.evidence,
+        setting=setting_of(part.runs, FIELDS, **more),
+        decides=decides,
+    )
+
+
+def setting_pairs(rows, names, suffix: str = "-n512") -> tuple[Table, str]:
+    """The verdict of each claim ``<name>`` of ``rows`` (a chapter's :class:`lloydbook.claims.Rows`) beside that of
+    ``<name><suffix>``, the same finding decided at another setting (the paper's own, say): a :class:`Table`
+    (statement, then each row's verdict and what it read) and, in words, the names whose verdicts differ (an open
+    row differs from no verdict: it decides nothing), or "none". Names are without the chapter prefix."""
+    by_id = {r.id: r for r in rows.rows()}
+    table, differ = [], []
+    for name in names:
+        ids = (f"{rows.chapter}-{name}", f"{rows.chapter}-{name}{suffix}")
+        missing = [i for i in ids if i not in by_id]
+        if missing:
+            raise ValueError(f"names must name rows of chapter {rows.chapter!r} at both settings; missing {missing}")
+        a, b = (by_id[i] for i in ids)
+        table.append([f"<code>{name}</code>", a.verdict, b.verdict, html_text(b.ours)])
+        if "open" not in (a.verdict, b.verdict) and a.verdict != b.verdict:
+            differ.append(f"{name} ({a.verdict} -> {b.verdict})")
+    header = ("statement", "this build's verdict", f"verdict at {suffix.strip('-')}", f"what {suffix.strip('-')} read")
+    return Table(header, table), "; ".join(differ) or "none"

@@ -1,0 +1,56 @@
+"""lloydbook.findings: a finding's part decided as a chapter's row, and verdicts at two settings side by side."""
+
+import pytest
+
+from lloydbook import book, claims
+from lloydbook.claims.evidence import Evidence
+from lloydbook.findings import Part, decide, setting_pairs
+from lloydlib.training import TrainConfig
+
+CFGS = [TrainConfig(d=4, k=6, n=32, steps=6000, tau=0.1, embedding=e, seed=s) for e in ("OH", "BN") for s in (0, 1)]
+PAPER_AT = dict(n=512, steps=10000)
+
+
+def part(outcome):
+    return Part("OH and BN beat one Lloyd step", "OH, BN < 1", CFGS, [Evidence("OH and BN below 1", outcome, "x")])
+
+
+def test_a_decided_part_is_a_claim_whose_statement_says_where_it_was_decided():
+    ch = book.Chapter("learning")
+    decide(ch, "tau01-beats-lloyd", part("holds"), source="Leaner paper, Fig. 10", paper_setting=PAPER_AT, decides="-")
+    [row] = ch.rows.rows()
+    assert row.kind == "claim" and row.verdict == "reproduced"
+    assert row.statement == "At n=32, 6,000 steps (the paper: n=512, 10,000 steps): OH and BN beat one Lloyd step"
+    assert row.setting.startswith("n=32, d=4, k=6, tau=0.1, embedding in {OH, BN}") and "2 seeds" in row.setting
+
+
+def test_an_undetermined_part_is_an_open_row_naming_what_would_decide_it():
+    ch = book.Chapter("learning")
+    decide(
+        ch, "tau01-beats-lloyd", part("undetermined"), source="s", paper_setting=dict(n=32), decides="train", lead="L: "
+    )
+    [row] = ch.rows.rows()
+    assert row.kind == "open" and row.decides == "train" and row.statement == "L: OH and BN beat one Lloyd step"
+
+
+def test_bad_arguments_name_the_argument():
+    ch = book.Chapter("learning")
+    with pytest.raises(TypeError, match="part must be a findings.Part"):
+        decide(ch, "tau01-beats-lloyd", "a part", source="s", paper_setting=PAPER_AT, decides="-")
+    with pytest.raises(ValueError, match="paper_setting must map config fields"):
+        decide(ch, "tau01-beats-lloyd", part("holds"), source="s", paper_setting={}, decides="-")
+
+
+def test_setting_pairs_names_the_verdicts_that_differ():
+    rows = claims.Rows("learning")
+    common = dict(source="Leaner paper", paper="p", check=True)
+    rows.record("learning-a", statement="a", ours="x", verdict="reproduced", **common)
+    rows.record("learning-a-n512", statement="a512", ours="OH < 1", verdict="not reproduced", **common)
+    rows.record("learning-b", statement="b", ours="x", verdict="reproduced", **common)
+    rows.open_row("learning-b-n512", statement="b512", source="Leaner paper", paper="p", decides="train")
+    table, differ = setting_pairs(rows, ["a", "b"])
+    assert differ == "a (reproduced -> not reproduced)"
+    assert len(table.rows) == 2 and "OH &lt; 1" in table.rows[0][3]
+    assert setting_pairs(rows, ["b"])[1] == "none"
+    with pytest.raises(ValueError, match="missing \\['learning-c', 'learning-c-n512'\\]"):
+        setting_pairs(rows, ["c"])
