@@ -252,6 +252,7 @@ def squeeze_numbers(squeeze: dict, squeeze_paper: float, on_cauchy: dict, embedd
         "sq-paper": squeeze_paper,
         "sq-on-cauchy": float(np.median(on_cauchy[(embedding, n_hi)])),
         "e0": embedding,
+        "nlo": n_lo,
         "nhi": n_hi,
     }
 

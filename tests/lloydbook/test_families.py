@@ -145,6 +145,7 @@ def test_squeeze_numbers_and_table():
     numbers = fam.squeeze_numbers(squeeze, 0.02, on_cauchy, "OH")
     assert numbers == {"sq-small": 0.3, "sq-large": 0.03, "sq-paper": 0.02, "sq-on-cauchy": pytest.approx(0.8)} | {
         "e0": "OH",
+        "nlo": 32,
         "nhi": 512,
     }
     table = fam.squeeze_table(squeeze, on_cauchy, ["OH", "BN"], (512, 32), 0.02)
