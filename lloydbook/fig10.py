@@ -28,6 +28,7 @@ __all__ = [
     "statements",
     "parts",
     "recorded_groups",
+    "recorded_parts",
     "missing_text",
 ]
 
@@ -244,3 +245,25 @@ def missing_text(configs) -> str:
     if not groups:
         return "none"
     return "; ".join(f"tau={t:g} {e}:{l} {_seeds_text(seeds)}" for (t, e, l), seeds in groups.items())
+
+
+def recorded_parts(rec: Recorded, missing, tiers, d: int, taus, embeddings, losses) -> dict[str, Part]:
+    """Figure 10's findings on a recorded sweep (:func:`recorded_groups` ``rec`` of it; ``missing``, the configs of
+    the sweep not recorded yet; ``tiers``, its seed sets' configs, :func:`lloydbook.sweeps.tiers`) at ``d``, over the
+    paper's temperatures ``taus``: name -> :class:`Part`. A finding reads the smallest and largest tau (every tau for
+    ``larger-tau-ordered``) on the largest complete seed set; where those runs are not all recorded, its Part reads
+    the first tier's configs (every tier's, for the ordering) and its one piece of evidence is undetermined, naming
+    the runs still missing (so it is an open row, never a verdict)."""
+    taus = tuple(sorted(taus))
+    found = parts(rec.groups, d, rec.taus, embeddings, losses) if rec.taus else {}
+    out = {}
+    for name, (statement, paper) in statements(taus).items():
+        every_tau = name == "larger-tau-ordered"
+        if name in found and (rec.taus == taus or not every_tau):
+            out[name] = found[name]
+            continue
+        runs = [c for tier in tiers for c in tier] if every_tau else list(tiers[0])
+        lacking = [c for c in missing if c in runs]
+        text = f"{len(runs) - len(lacking)} of {len(runs)} recorded; missing: {missing_text(lacking)}"
+        out[name] = Part(statement, paper, runs, [Evidence("the runs it reads", "undetermined", text)])
+    return out

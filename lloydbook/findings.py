@@ -48,12 +48,15 @@ def _where(runs, paper_setting: dict) -> str:
     return at(ours, paper_setting)
 
 
-def decide(ch, name: str, part: Part, *, source: str, paper_setting: dict, decides: str, lead: str = "", **more):
+def decide(
+    ch, name: str, part: Part, *, source: str, paper_setting: dict, decides: str, lead: str = "", fields=FIELDS, **more
+):
     """Decide ``part`` as the chapter ``ch``'s row ``name`` (without the chapter's prefix): a claim when no part of
     its evidence is undetermined, else an open row naming ``decides``. Its statement is ``lead``, then "At ... (the
     paper: ...): " for the fields of ``paper_setting`` (field -> the paper's value, e.g. ``dict(n=512,
     steps=10000)``) where the runs differ from the paper, then the part's statement; its setting is that of the runs
-    (:data:`FIELDS` and ``more``, e.g. ``tasks=64``). Returns None (the row is in ``ch.rows``)."""
+    (``fields``, by default :data:`FIELDS`, and ``more``, e.g. ``tasks=64``). Returns None (the row is in
+    ``ch.rows``)."""
     if not isinstance(part, Part):
         raise TypeError(f"part must be a findings.Part, got {type(part).__name__}")
     if not isinstance(paper_setting, dict) or not paper_setting:
@@ -66,7 +69,7 @@ def decide(ch, name: str, part: Part, *, source: str, paper_setting: dict, decid
         paper=part.paper,
         expected=ch.expect(name, part.runs),
         evidence=part.evidence,
-        setting=setting_of(part.runs, FIELDS, **more),
+        setting=setting_of(part.runs, fields, **more),
         decides=decides,
     )
 

@@ -25,8 +25,8 @@ It then reads each chapter's rows (:func:`claims_rows`: the glue ``claims-<key>-
 The thin-margin rule, on the texts :mod:`lloydbook.claims.evidence` writes. An interval reads ``E, L% interval
 [lo, hi]``. Its boundaries: ``±tol`` when ``, tolerance tol`` follows (``within``); else 1 when ``E`` has no sign
 (``cheaper``'s ratio b / a); else 0 (``lower``'s difference b - a, ``below``'s threshold - median, ``above``'s
-median - threshold), or ``m`` when ``margin m`` follows in the same clause (``lower`` with a margin does not print
-it today, so its boundary is read as 0). A boundary strictly inside (lo, hi) leaves the part undetermined, not
+median - threshold), or ``m`` when ``margin m`` follows in the same clause (``lower`` with a margin prints it after
+its interval). A boundary strictly inside (lo, hi) leaves the part undetermined, not
 decided: it is skipped. Otherwise the gap is the distance from the nearest boundary to the nearest end of the
 interval, and the part is thin when gap <= 0.05 (hi - lo); an end shown equal to a boundary is a gap of 0. An
 ``all_of`` part quotes one cell (the first not holding, else the first), and only that cell is read. A threshold

@@ -93,7 +93,8 @@ def lower(part: str, a, b, a_name: str, b_name: str, *, paired: bool, margin: fl
     outcome = "holds" if m.low > margin else "fails" if m.high < margin else "undetermined"
     # runs, not seeds: a pooled part (two embeddings' runs of every seed) holds more runs than seeds
     how = f"paired by seed, {len(a)} pairs" if paired else f"unpaired, {len(a)} and {len(b)} runs"
-    text = f"{a_name} {q3(a)} vs {b_name} {q3(b)}; {b_name} - {a_name} {_interval(m)} ({how})"
+    against = f", margin {margin:.4g}" if margin else ""  # the boundary the interval is read against, when not 0
+    text = f"{a_name} {q3(a)} vs {b_name} {q3(b)}; {b_name} - {a_name} {_interval(m)}{against} ({how})"
     return Evidence(part, outcome, text)
 
 

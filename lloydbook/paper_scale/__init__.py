@@ -12,8 +12,10 @@ others unpaired.
 
 - :mod:`.tau`: Figure 10 (``fig10_claims``: the findings of :mod:`lloydbook.fig10`, stated once there and decided
   by chapter 04 on this build's runs too; ``G`` maps ``(d, tau, embedding, loss)`` to runs);
-- :mod:`.shapes`: Figures 14, 11 and 13 (``fig14_claims``, ``fig11_claims``, ``fig13_claims``);
-- :mod:`.clusters`: Figure 15 (``fig15_claims``, and :func:`unstable`, what a numerically unstable run is);
+- :mod:`.shapes`: Figures 14, 11 and 13 (``fig14_claims``, ``fig11_claims``, ``fig13_claims``: the findings of
+  :mod:`lloydbook.fig14`, :mod:`lloydbook.fig11` and :mod:`lloydbook.fig13`, stated once there and decided by
+  chapter 05 on this build's runs too);
+- :mod:`.clusters`: Figure 15 (``fig15_claims``: the findings of :mod:`lloydbook.fig15`, likewise);
 - :mod:`.wall`: Figure 17 on the wall clock (``fig17_claims``);
 - :mod:`.sweeps`: the sweeps of :func:`lloydbook.sweeps.paper_sweeps` judged by name (:func:`judge`,
   :func:`judge_line`, which the chapters call for every sweep a machine folder holds; :func:`wall_panels`
@@ -27,10 +29,10 @@ Each ``G`` is ``lloydlib.training.group(runs, *fields)`` of a sweep's runs, one 
 
 from __future__ import annotations
 
-from .clusters import fig15_claims, unstable
+from .clusters import fig15_claims
 from .common import EXPECTED, claim_suffix, complete
 from .report import gpu_commands, gpu_section
-from .shapes import fig11_claims, fig13_claims, fig14_claims, ne_l2_gap, oh_bn_gap
+from .shapes import fig11_claims, fig13_claims, fig14_claims
 from .sweeps import judge, judge_line, wall_panels
 from .tau import fig10_claims
 from .wall import fig17_claims, wall_mean, wall_means
@@ -49,9 +51,6 @@ __all__ = [
     "gpu_section",
     "judge",
     "judge_line",
-    "ne_l2_gap",
-    "oh_bn_gap",
-    "unstable",
     "wall_mean",
     "wall_means",
     "wall_panels",

@@ -1,223 +1,96 @@
-"""Figures 14, 11 and 13 (Leaner paper, Sec. 4 and Figs. 11, 13, 14) at paper scale: dimension, learning rate, points.
-
-The statements are those chapter 05 (``book/05_shapes.ipynb``) decides on its own runs, over every panel
-of the paper's figure: Fig. 14 at each of its temperatures, Fig. 11 at each of its dimensions (11a: d=4,
-11b: d=32), Fig. 13 at each of its ``n``. Runs of different ``d`` or ``n`` see different tasks, so those
-comparisons are unpaired; settings that differ only in embedding, regulariser or learning rate share their
-seeds' tasks and are paired by seed.
+"""Figures 14, 11 and 13 (Leaner paper, Sec. 4 and Figs. 11, 13, 14) at paper scale: their findings, as
+:mod:`lloydbook.fig14`, :mod:`lloydbook.fig11` and :mod:`lloydbook.fig13` state them (and chapter 05 decides them on
+this build's runs), decided on a GPU machine's runs, at every panel of the paper's figure: Fig. 14 at each of its
+temperatures, Fig. 11 at each of its dimensions (11a: d=4, 11b: d=32), Fig. 13 over all its n. A finding beyond the
+paper is not decided here: its expectation is not the paper's verdict.
 """
 
 from __future__ import annotations
 
-import numpy as np
+from .. import fig11, fig13, fig14
+from .common import Recorder, check_groups, check_seeds, check_values, complete
 
-from ..claims.evidence import above, all_of, below, lower, within
-from ..learning import auc, final, final_train, largest_rise
-from .common import Recorder, by_seed, check_groups, check_seeds, check_values, complete, nan_as_inf
-
-__all__ = [
-    "oh_bn_gap",
-    "ne_l2_gap",
-    "DEFAULT_LR",
-    "LARGE_LR",
-    "MONOTONE",
-    "NON_MONOTONE",
-    "N_TOL",
-    "fig14_claims",
-    "fig11_claims",
-    "fig13_claims",
-]
-
-#: Adam's initial learning rate everywhere else in the paper, the reference of Fig. 11's comparisons
-DEFAULT_LR = 0.01
-#: Fig. 11: the smallest rate the paper calls large at each d ("eta >= 0.1 (at d=32) or eta=1 (at d=4) is
-#: non-monotone and ends at worse minima")
-LARGE_LR = {4: 1.0, 32: 0.1}
-#: a run is monotone when its validation curve never rises by more than this between two evaluations, and
-#: clearly non-monotone when its largest rise exceeds NON_MONOTONE (in units of one Lloyd step's loss)
-MONOTONE, NON_MONOTONE = 0.01, 0.1
-#: Fig. 13's "little difference": medians of the final relative loss within this of the reference n's
-N_TOL = 0.05
+__all__ = ["record_parts", "fig14_claims", "fig11_claims", "fig13_claims"]
 
 
-def oh_bn_gap(G: dict, d: int, tau: float) -> np.ndarray:
-    """Fig. 14's convergence gap between OH and BN at (d, tau): per seed ``|auc(BN) - auc(OH)|`` with L2
-    (:func:`lloydbook.learning.auc`; OH and BN of one seed paired), shape ``(seeds,)``; +inf where a run
-    diverged. ``G`` maps ``(d, tau, embedding, loss)`` to runs, one per seed."""
-    oh, bn = by_seed(G[(d, tau, "OH", "L2")], G[(d, tau, "BN", "L2")])
-    with np.errstate(invalid="ignore"):  # both diverged: inf - inf, read as +inf below
-        return nan_as_inf(np.abs(auc(bn) - auc(oh)))
+def record_parts(record: Recorder, parts: dict, sources: dict, machine: str, names: dict | None = None) -> None:
+    """Record each of the findings ``parts`` (name -> :class:`lloydbook.findings.Part`, the sources of their names in
+    ``sources``) with ``record`` as ``shapes-<names[name]>`` (default ``shapes-<name>``), its statement followed by
+    where it was decided; skips the findings beyond the paper."""
+    for name, part in parts.items():
+        if sources[name].startswith("beyond the paper"):
+            continue
+        record(
+            f"shapes-{(names or {}).get(name, name)}",
+            statement=f"{part.statement} ({machine}, paper scale)",
+            paper=part.paper,
+            evidence=part.evidence,
+            source=sources[name],
+        )
 
 
-def ne_l2_gap(G: dict, d: int, tau: float) -> np.ndarray:
-    """Fig. 14's gap between the regularisers at (d, tau): per (embedding, seed), OH then BN,
-    ``(T_NE - T_L2) / T_L2`` of the final training loss T (NE and L2 of one seed paired), shape
-    ``(2 * seeds,)``; +inf where a run diverged. ``G`` as for :func:`oh_bn_gap`."""
-    gaps = []
-    for e in ("OH", "BN"):
-        ne, l2 = (final_train(r) for r in by_seed(G[(d, tau, e, "NE")], G[(d, tau, e, "L2")]))
-        with np.errstate(invalid="ignore"):
-            gaps.append((ne - l2) / l2)
-    return nan_as_inf(np.concatenate(gaps))
+def _first(G: dict, seeds: int) -> dict:
+    return {key: runs[:seeds] for key, runs in G.items()}
 
 
 def fig14_claims(G: dict, *, ds, taus, embeddings, losses, seeds: int, machine: str) -> list[str]:
-    """Decide Figure 14's statements (Leaner paper, Figs. 2b and 14; Thm. 3.1) on the GPU runs ``G`` when
-    every (d, tau, embedding, loss) setting has ``seeds`` runs; returns the ids recorded ([] for a partial
-    sweep). ``G`` maps ``(d, tau, embedding, loss)`` to runs, one per seed.
-
-    At each tau, between the smallest and the largest d: the OH-BN gap (:func:`oh_bn_gap`) is smaller at the largest d
-    (``shapes-d-oh-bn-gap-shrinks-gpu-<machine>``), and so is the NE-L2 gap, per seed
-    ``(T_NE - T_L2) / T_L2`` of the final training loss T (OH and BN pooled;
-    ``shapes-d-ne-l2-gap-shrinks-gpu-<machine>``). Different d, different tasks: unpaired."""
+    """Decide Figure 14's findings (:func:`lloydbook.fig14.parts`) at each tau on the GPU runs ``G`` when every
+    (d, tau, embedding, loss) setting has ``seeds`` runs; returns the ids recorded ([] for a partial sweep). ``G``
+    maps ``(d, tau, embedding, loss)`` to runs, one per seed. Each finding is recorded as
+    ``shapes-<row name>-gpu-<machine>``, the row name that :func:`lloydbook.fig14.named` gives it at that tau (the
+    smallest tau's without a suffix, as chapter 05 names them)."""
     G, seeds = check_groups(G), check_seeds(seeds)
     ds, taus = check_values("ds", ds, minimum=2), check_values("taus", taus)
     embeddings = check_values("embeddings", embeddings, ("OH", "BN"))
     losses = check_values("losses", losses, ("NE", "L2"))
-    record = Recorder(machine, "Leaner paper, Figs. 2b and 14 and Thm. 3.1")
+    record = Recorder(machine, fig14.SOURCES["d-oh-bn-gap-shrinks"])
     if not complete(G, [(d, t, e, l) for d in ds for t in taus for e in embeddings for l in losses], seeds):
         return []
-    dmin, dmax = min(ds), max(ds)
-
-    def oh_bn(d, t):
-        return oh_bn_gap(G, d, t)
-
-    def ne_l2(d, t):
-        return ne_l2_gap(G, d, t)
-
-    where = f"{machine}, paper scale, d from {dmin} to {dmax}, tau={', '.join(f'{t:g}' for t in taus)}"
-    for name, gap, pair, what in (
-        (
-            "shapes-d-oh-bn-gap-shrinks",
-            oh_bn,
-            "OH and BN",
-            "|BN - OH| in mean relative validation loss over training, L2",
-        ),
-        (
-            "shapes-d-ne-l2-gap-shrinks",
-            ne_l2,
-            "NE and L2",
-            "(NE - L2) / L2 in final training loss, OH and BN pooled",
-        ),
-    ):
-        record(
-            name,
-            statement=f"The gap between {pair} shrinks as d grows ({what}; {where})",
-            paper="gap shrinks with d",
-            evidence=[
-                lower(
-                    f"smaller at d={dmax} than at d={dmin}, tau={t:g}",
-                    gap(dmax, t),
-                    gap(dmin, t),
-                    f"d={dmax}",
-                    f"d={dmin}",
-                    paired=False,
-                )
-                for t in taus
-            ],
-        )
+    for t in sorted(taus):
+        parts = fig14.parts(_first(G, seeds), ds, t)
+        record_parts(record, parts, fig14.SOURCES, machine, {name: fig14.named(name, t, taus) for name in parts})
     return record.ids
 
 
 def fig11_claims(
     G: dict, *, ds, lrs, embeddings, losses, seeds: int, machine: str, large: dict | None = None
 ) -> list[str]:
-    """Decide Figure 11's statements (Leaner paper, Fig. 11) on the GPU runs ``G`` when every (d, lr,
-    embedding, loss) setting has ``seeds`` runs; returns the ids recorded ([] for a partial sweep). ``G``
-    maps ``(d, lr, embedding, loss)`` to runs, one per seed; ``large`` maps each d to the smallest rate the
-    paper calls large there (default :data:`LARGE_LR`: 1 at d=4, 0.1 at d=32).
-
-    At every d, the runs of all embeddings and regularisers pooled (paired across rates by (embedding,
-    loss, seed): the same seeds see the same tasks at every rate), a run's monotonicity read off
-    :func:`lloydbook.learning.largest_rise`: the smallest rate is monotone (median largest rise below
-    :data:`MONOTONE`) but slow (its final relative loss above :data:`DEFAULT_LR`'s;
-    ``shapes-lr-small-monotone-slow-gpu-<machine>``); every large rate is non-monotone (median largest
-    rise above :data:`NON_MONOTONE`) and ends worse than :data:`DEFAULT_LR`
-    (``shapes-lr-large-nonmonotone-worse-gpu-<machine>``)."""
+    """Decide Figure 11's findings (:func:`lloydbook.fig11.parts`, the paper's) at each d on the GPU runs ``G`` when
+    every (d, lr, embedding, loss) setting has ``seeds`` runs; returns the ids recorded ([] for a partial sweep).
+    ``G`` maps ``(d, lr, embedding, loss)`` to runs, one per seed; ``large`` maps each d to the smallest rate the
+    paper calls large there (default :data:`lloydbook.fig11.LARGE_LR`: 1 at d=4, 0.1 at d=32). Each finding is
+    recorded as ``shapes-<name>-d<d>-gpu-<machine>``."""
     G, seeds = check_groups(G), check_seeds(seeds)
-    ds, lrs = check_values("ds", ds), check_values("lrs", lrs, (DEFAULT_LR,), minimum=3)
+    ds, lrs = check_values("ds", ds), check_values("lrs", lrs, (fig11.DEFAULT_LR,), minimum=3)
     embeddings, losses = check_values("embeddings", embeddings), check_values("losses", losses)
-    large = LARGE_LR if large is None else large
+    large = fig11.LARGE_LR if large is None else large
     if not isinstance(large, dict) or any(d not in large for d in ds):
         raise ValueError(f"large must map every d of ds={ds} to the smallest large rate there, got {large!r}")
-    hi = {d: [lr for lr in lrs if lr >= large[d]] for d in ds}
-    lo = min(lrs)
-    if lo >= DEFAULT_LR or any(not hi[d] or min(hi[d]) <= DEFAULT_LR for d in ds):
-        raise ValueError(
-            f"lrs must hold a rate below {DEFAULT_LR:g} and, at every d, the large rates {large!r} above it, got {lrs!r}"
-        )
-    record = Recorder(machine, "Leaner paper, Fig. 11")
+    for d in ds:
+        fig11.large_rates(d, lrs, large[d])  # bad rates fail even on a partial sweep
+    record = Recorder(machine, fig11.SOURCES["lr-small-monotone-slow"])
     if not complete(G, [(d, lr, e, l) for d in ds for lr in lrs for e in embeddings for l in losses], seeds):
         return []
-    pooled = {(d, lr): [r for e in embeddings for l in losses for r in G[(d, lr, e, l)]] for d in ds for lr in lrs}
-    rise = {key: np.array([largest_rise(r) for r in runs]) for key, runs in pooled.items()}
-
-    def worse(d, lr, part):  # final relative loss above DEFAULT_LR's, paired by (embedding, loss, seed)
-        mid, other = by_seed(pooled[(d, DEFAULT_LR)], pooled[(d, lr)])
-        return lower(part, final(mid), final(other), f"eta={DEFAULT_LR:g}", f"eta={lr:g}", paired=True)
-
-    where = (
-        f"{machine}, paper scale, d={', '.join(map(str, ds))}, {', '.join(embeddings)} with {', '.join(losses)} pooled"
-    )
-    record(
-        "shapes-lr-small-monotone-slow",
-        statement=f"The smallest learning rate (eta={lo:g}) converges monotonically (the median run's largest rise between evaluations is below {MONOTONE:g}) but slowly (it ends above eta={DEFAULT_LR:g}) ({where})",
-        paper="monotone but slow",
-        evidence=[
-            all_of(
-                f"monotone at eta={lo:g}",
-                [below(f"d={d}", rise[(d, lo)], MONOTONE, "largest rise per run") for d in ds],
-            ),
-            all_of(f"slower than eta={DEFAULT_LR:g}", [worse(d, lo, f"d={d}") for d in ds]),
-        ],
-    )
-    record(
-        "shapes-lr-large-nonmonotone-worse",
-        statement=f"A large learning rate ({'; '.join(f'eta >= {large[d]:g} at d={d}' for d in ds)}) is non-monotone (median largest rise above {NON_MONOTONE:g}) and ends at a worse minimum than eta={DEFAULT_LR:g} ({where})",
-        paper="non-monotone, worse minima (eta >= 0.1 at d=32, eta = 1 at d=4)",
-        evidence=[
-            all_of(
-                "non-monotone",
-                [above(f"d={d}, eta={lr:g}", rise[(d, lr)], NON_MONOTONE, "largest rise") for d in ds for lr in hi[d]],
-            ),
-            all_of(f"worse than eta={DEFAULT_LR:g}", [worse(d, lr, f"d={d}, eta={lr:g}") for d in ds for lr in hi[d]]),
-        ],
-    )
+    for d in ds:
+        parts = fig11.parts(_first(G, seeds), d, lrs, embeddings, losses, large=large[d])
+        record_parts(record, parts, fig11.SOURCES, machine, {name: f"{name}-d{d}" for name in parts})
     return record.ids
 
 
-def fig13_claims(G: dict, *, ns, n0: int, embeddings, losses, seeds: int, machine: str) -> list[str]:
-    """Decide Figure 13's statement (Leaner paper, Fig. 13: the training n "makes little difference") on the
-    GPU runs ``G`` when every (n, embedding, loss) setting has ``seeds`` runs; returns the ids recorded ([]
-    for a partial sweep). ``G`` maps ``(n, embedding, loss)`` to runs, one per seed; ``n0`` (one of ``ns``,
-    the paper's default 512) is the reference.
-
-    For every embedding and regulariser, the median final relative loss (Eq. 20, each setting validated at
-    its own n) at every other n is within :data:`N_TOL` of n0's (``shapes-n-little-difference-gpu-<machine>``).
-    Different n, different tasks: unpaired."""
+def fig13_claims(
+    G: dict, *, ns, n0: int, k: int, embeddings, losses, seeds: int, machine: str, min_ppc: float = fig13.MIN_PPC
+) -> list[str]:
+    """Decide Figure 13's finding (:func:`lloydbook.fig13.parts`: the training n "makes little difference") on the
+    GPU runs ``G`` when every (n, embedding, loss) setting has ``seeds`` runs; returns the ids recorded ([] for a
+    partial sweep). ``G`` maps ``(n, embedding, loss)`` to runs, one per seed; ``n0`` (one of ``ns``, the paper's
+    default 512) is the reference and ``k`` the clusters, which with ``min_ppc`` tell the n compared
+    (``shapes-n-little-difference-gpu-<machine>``)."""
     G, seeds = check_groups(G), check_seeds(seeds)
     ns = check_values("ns", ns, (n0,), minimum=2)
     embeddings, losses = check_values("embeddings", embeddings), check_values("losses", losses)
-    record = Recorder(machine, "Leaner paper, Fig. 13")
+    record = Recorder(machine, fig13.SOURCES["n-little-difference"])
     if not complete(G, [(n, e, l) for n in ns for e in embeddings for l in losses], seeds):
         return []
-    record(
-        "shapes-n-little-difference",
-        statement=f"The number of points per training task makes little difference: at every n of {', '.join(map(str, ns))} the median final relative loss is within {N_TOL:g} of n={n0}'s, for every embedding and regulariser ({machine}, paper scale)",
-        paper="little difference; train on small n",
-        evidence=[
-            all_of(
-                f"{e}:{l} within {N_TOL:g} of n={n0}",
-                [
-                    within(
-                        f"n={n}", final(G[(n0, e, l)]), final(G[(n, e, l)]), f"n={n0}", f"n={n}", N_TOL, paired=False
-                    )
-                    for n in ns
-                    if n != n0
-                ],
-            )
-            for e in embeddings
-            for l in losses
-        ],
-    )
+    parts = fig13.parts(_first(G, seeds), ns, n0, embeddings, losses, k=k, min_ppc=min_ppc)
+    record_parts(record, parts, fig13.SOURCES, machine)
     return record.ids

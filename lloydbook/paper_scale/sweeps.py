@@ -56,6 +56,8 @@ def judge(name: str, runs, p, machine: str) -> list[str]:
             G,
             ns=p["ns"],
             n0=p["base"]["n"],
+            k=p["base"]["k"],
+            min_ppc=p["k_min_ppc"],
             embeddings=p["n_embeddings"],
             losses=p["sub_losses"],
             seeds=len(p["n_seeds"]),
@@ -69,6 +71,7 @@ def judge(name: str, runs, p, machine: str) -> list[str]:
             embeddings=p["embeddings"],
             losses=p["sub_losses"],
             seeds=len(p["k_seeds"]),
+            n=p["base"]["n"],
             **kw,
         )
     return fig17_claims(G, cases=p["wall_cases"], ns=WALL_NS, seeds=seeds, **kw)

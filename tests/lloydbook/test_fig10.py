@@ -83,3 +83,21 @@ def test_missing_text_names_the_runs_by_setting():
     text = fig10.missing_text(cfgs)
     assert text == "tau=1 OH:NE seeds 0-4; tau=0.1 BN:L2 seed 3; tau=0.1 NA:L2 seeds 1, 4"
     assert fig10.missing_text([]) == "none"
+
+
+def test_recorded_parts_decide_what_is_recorded_and_name_what_is_missing(groups):
+    E, L_, taus = ["OH", "BN", "NA"], ["NE", "L2"], [1.0, 0.25, 0.1]
+    every = _runs_of(groups, taus, (0, 1, 2))
+    tiers = [[r.config for r in every if r.config.seed in s] for s in ((0, 1), (2,))]
+    recorded = [r for r in every if r.config.seed in (0, 1) and r.config.tau != 0.25]  # tau 0.25 and seed 2 missing
+    missing = [c for tier in tiers for c in tier if c not in [r.config for r in recorded]]
+    rec = fig10.recorded_groups(recorded, 2, taus, E, L_, seed_sets=((0, 1, 2), (0, 1)))
+    parts = fig10.recorded_parts(rec, missing, tiers, 2, taus, E, L_)
+    assert list(parts) == list(fig10.statements(taus))
+    assert parts["oh-faster-than-bn"].evidence[0].outcome in OUTCOMES and len(parts["oh-faster-than-bn"].runs) == 4
+    ordered = parts["larger-tau-ordered"]  # reads every tau: open, naming the runs it lacks
+    assert [e.outcome for e in ordered.evidence] == ["undetermined"]
+    assert ordered.evidence[0].text.startswith(f"{len(recorded)} of {len(every)} recorded; missing: ")
+    assert "tau=0.25 OH:NE seeds 0-2" in ordered.evidence[0].text and "tau=1 OH:NE seed 2" in ordered.evidence[0].text
+    nothing = fig10.recorded_parts(fig10.Recorded({}, (), ()), missing, tiers, 2, taus, E, L_)
+    assert all(p.evidence[0].outcome == "undetermined" and p.runs for p in nothing.values())

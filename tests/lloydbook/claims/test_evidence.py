@@ -94,3 +94,10 @@ def test_decide_keeps_the_setting(chapter):
     ok = E.lower("A below B", LOW, LOW + 1, "A", "B", paired=True)
     E.decide("learning-s", statement="s", source="x", paper="p", expected="reproduced", evidence=[ok], setting="n=32")
     assert claims.claims()[-1].setting == "n=32"
+
+
+def test_lower_prints_the_margin_it_is_read_against():
+    a, b = np.zeros(8), np.full(8, 0.5) + np.linspace(0, 0.01, 8)
+    ev = E.lower("gap", a, b, "A", "B", paired=True, margin=0.1)
+    assert ev.outcome == "holds" and ", margin 0.1 (paired by seed, 8 pairs)" in ev.text
+    assert "margin" not in E.lower("gap", a, b, "A", "B", paired=True).text

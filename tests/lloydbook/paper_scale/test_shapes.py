@@ -1,18 +1,16 @@
-"""lloydbook.paper_scale.shapes: Figures 14, 11 and 13 decided on (here: made-up) paper-scale GPU runs, and
-Fig. 14's two gaps.
+"""lloydbook.paper_scale.shapes: Figures 14, 11 and 13, as lloydbook.fig14, fig11 and fig13 state them, decided on
+(here: made-up) paper-scale GPU runs.
 
 For each figure: a complete sweep that looks like the paper's figure is judged "reproduced" under the
-expected ids, a partial one judges nothing, and one that contradicts the paper fails its check.
+expected ids, with the findings' own statements, a partial one judges nothing, and one that contradicts the paper
+fails its check.
 """
-
-from types import SimpleNamespace
 
 import numpy as np
 import pytest
-from _made_up_runs import EMBS, LOSSES, STEPS, drop_one, falls, run, verdicts
+from _made_up_runs import EMBS, LOSSES, drop_one, falls, run, verdicts
 
-from lloydbook import claims, paper_scale
-from lloydbook.paper_scale import shapes
+from lloydbook import claims, fig11, fig13, fig14, paper_scale
 
 
 @pytest.fixture
@@ -21,62 +19,6 @@ def chapter():
     claims.start("shapes")
     yield
     claims.start("shapes")
-
-
-def exact(val, seed, *, train=None, status="done"):
-    """A made-up run whose curves are exactly ``val`` and ``train`` (no per-seed wiggle)."""
-    val = np.asarray(val, dtype=float)
-    train = val if train is None else np.asarray(train, dtype=float)
-    history = {"step": STEPS[: len(val)], "val_rel_loss": val, "train_loss": train}
-    return SimpleNamespace(history=history, status=status, config=SimpleNamespace(seed=seed, clip=None))
-
-
-# ----------------------------------------------------------------------------------------- the gaps
-def test_oh_bn_gap_is_the_per_seed_difference_of_areas():
-    G = {
-        (4, 0.1, "OH", "L2"): [exact([9.0, 1.0, 2.0, 3.0], 0), exact([9.0, 1.0, 1.0, 1.0], 1)],  # areas 2 and 1
-        (4, 0.1, "BN", "L2"): [exact([0.0, 3.0, 3.0, 3.0], 0), exact([5.0, 0.5, 0.5, 0.5], 1)],  # areas 3, 0.5
-    }
-    gap = paper_scale.oh_bn_gap(G, 4, 0.1)
-    assert gap.shape == (2,)
-    np.testing.assert_allclose(gap, [1.0, 0.5])  # |3 - 2|, |0.5 - 1|: step 0 is left out
-    G[(4, 0.1, "BN", "L2")][1] = exact([5.0, np.inf, np.inf, np.inf], 1, status="diverged")
-    np.testing.assert_array_equal(paper_scale.oh_bn_gap(G, 4, 0.1), [1.0, np.inf])
-    G[(4, 0.1, "OH", "L2")][1] = exact([5.0, np.inf, np.inf, np.inf], 1, status="diverged")
-    with np.errstate(invalid="ignore"):  # inf - inf (ne_l2_gap silences its own; oh_bn_gap does not)
-        np.testing.assert_array_equal(paper_scale.oh_bn_gap(G, 4, 0.1), [1.0, np.inf])  # read as inf
-    G[(4, 0.1, "BN", "L2")] = G[(4, 0.1, "BN", "L2")][::-1]
-    with pytest.raises(ValueError, match="same seeds"):
-        paper_scale.oh_bn_gap(G, 4, 0.1)
-    with pytest.raises(KeyError):
-        paper_scale.oh_bn_gap(G, 8, 0.1)  # no such setting
-
-
-def test_ne_l2_gap_is_relative_to_l2_oh_then_bn():
-    def two(ne, l2):  # one seed each of NE and L2 with final training losses ne and l2
-        return [exact([1.0, 1.0], 0, train=[5.0, ne])], [exact([1.0, 1.0], 0, train=[5.0, l2])]
-
-    G = {}
-    G[(4, 0.1, "OH", "NE")], G[(4, 0.1, "OH", "L2")] = two(3.0, 2.0)  # (3 - 2) / 2
-    G[(4, 0.1, "BN", "NE")], G[(4, 0.1, "BN", "L2")] = two(1.0, 4.0)  # (1 - 4) / 4
-    gap = paper_scale.ne_l2_gap(G, 4, 0.1)
-    assert gap.shape == (2,)
-    np.testing.assert_allclose(gap, [0.5, -0.75])
-    G[(4, 0.1, "OH", "L2")] = [exact([1.0, np.inf], 0, train=[5.0, np.inf], status="diverged")]
-    G[(4, 0.1, "BN", "NE")] = [exact([1.0, np.inf], 0, train=[5.0, np.inf], status="diverged")]
-    np.testing.assert_array_equal(paper_scale.ne_l2_gap(G, 4, 0.1), [np.inf, np.inf])  # nan and inf read as inf
-
-
-def test_gap_shapes_follow_the_seeds():
-    G = fig14_grid()
-    assert paper_scale.oh_bn_gap(G, 4, 0.1).shape == (10,)
-    assert paper_scale.ne_l2_gap(G, 32, 0.25).shape == (20,)
-    assert (paper_scale.oh_bn_gap(G, 4, 0.1) > paper_scale.oh_bn_gap(G, 32, 0.1)).all()  # the grid's design
-
-
-def test_the_papers_constants():
-    assert shapes.DEFAULT_LR == 0.01 and shapes.LARGE_LR == {4: 1.0, 32: 0.1}
-    assert shapes.MONOTONE < shapes.NON_MONOTONE and shapes.N_TOL == 0.05
 
 
 # ----------------------------------------------------------------------------------------- Fig. 14
@@ -99,11 +41,19 @@ def fig14(G, **kw):
     return paper_scale.fig14_claims(G, **{**args, **kw})
 
 
-def test_fig14_gaps_shrink_with_d(chapter):
+def test_fig14_gaps_shrink_with_d_at_every_tau(chapter):
     ids = fig14(fig14_grid())
-    assert ids == ["shapes-d-oh-bn-gap-shrinks-gpu-h200", "shapes-d-ne-l2-gap-shrinks-gpu-h200"]
-    assert verdicts(ids) == ["reproduced"] * 2
-    assert "tau=0.25" in claims.claims()[0].ours and "tau=0.1" in claims.claims()[0].ours  # every panel
+    assert ids == [  # the smallest tau first, each finding under chapter 05's row name (lloydbook.fig14.named)
+        "shapes-d-oh-bn-gap-shrinks-gpu-h200",
+        "shapes-d-ne-l2-gap-shrinks-gpu-h200",
+        "shapes-d-oh-bn-gap-shrinks-tau025-gpu-h200",
+        "shapes-d-ne-l2-gap-shrinks-tau025-gpu-h200",
+    ]
+    assert verdicts(ids) == ["reproduced"] * 4
+    rows = claims.claims()
+    stated = fig14.parts(fig14_grid(), DS, 0.25)["d-ne-l2-gap-shrinks"]  # the finding's own words, where added
+    assert rows[3].statement == stated.statement + " (h200, paper scale)" and "tau=0.25" in rows[3].statement
+    assert rows[0].source == fig14.SOURCES["d-oh-bn-gap-shrinks"] and "Thm. 3.1" in rows[0].source
 
 
 def test_fig14_partial_and_contradicting(chapter):
@@ -144,17 +94,24 @@ def fig11(G, **kw):
     return paper_scale.fig11_claims(G, **{**args, **kw})
 
 
-def test_fig11_small_rate_slow_large_rates_worse(chapter):
+def test_fig11_small_rate_slow_large_rates_worse_at_every_d(chapter):
     ids = fig11(fig11_grid())
-    assert ids == ["shapes-lr-small-monotone-slow-gpu-h200", "shapes-lr-large-nonmonotone-worse-gpu-h200"]
-    assert verdicts(ids) == ["reproduced"] * 2
-    large = claims.claims()[1]
-    assert "eta >= 0.1 at d=32" in large.statement and "3 cells: 3 holds" in large.ours  # d=4: 1; d=32: 0.1, 1
+    assert ids == [  # the paper's findings at each d; eta=0.1 at d=4 is beyond the paper, not decided here
+        "shapes-lr-small-monotone-slow-d4-gpu-h200",
+        "shapes-lr-large-nonmonotone-worse-d4-gpu-h200",
+        "shapes-lr-small-monotone-slow-d32-gpu-h200",
+        "shapes-lr-large-nonmonotone-worse-d32-gpu-h200",
+    ]
+    assert verdicts(ids) == ["reproduced"] * 4
+    large4, large32 = claims.claims()[1], claims.claims()[3]
+    assert "(eta=1 at d=4)" in large4.statement and "1 cells: 1 holds" in large4.ours
+    assert "(eta in {0.1, 1} at d=32)" in large32.statement and "2 cells: 2 holds" in large32.ours
+    assert large32.statement.startswith(fig11.parts(fig11_grid(), 32, LRS, EMBS, LOSSES)["lr-large-nonmonotone-worse"].statement)
 
 
 def test_fig11_partial_contradicting_and_bad_rates(chapter):
     assert fig11(drop_one(fig11_grid())) == [] and claims.claims() == []
-    with pytest.raises(AssertionError, match="shapes-lr-large-nonmonotone-worse-gpu-h200"):
+    with pytest.raises(AssertionError, match="shapes-lr-large-nonmonotone-worse-d32-gpu-h200"):
         fig11(fig11_grid(d32_large=False))  # eta=0.1 at d=32 as good as 0.01
     with pytest.raises(ValueError, match="lrs must include"):
         fig11(fig11_grid(), lrs=(0.001, 0.1, 1.0))
@@ -163,10 +120,11 @@ def test_fig11_partial_contradicting_and_bad_rates(chapter):
 
 
 def test_fig11_large_rates_given_per_d(chapter):
-    ids = fig11(fig11_grid(), large={4: 1.0, 32: 1.0})  # only eta=1 is large at both d: 2 cells
-    assert len(ids) == 2 and "2 cells: 2 holds" in claims.claims()[1].ours
+    ids = fig11(fig11_grid(), large={4: 1.0, 32: 1.0})  # only eta=1 is large at both d: 1 cell each
+    assert len(ids) == 4 and "1 cells: 1 holds" in claims.claims()[3].ours
+    assert "(eta=1 at d=32)" in claims.claims()[3].statement
     with pytest.raises(ValueError, match="lrs must hold a rate below 0.01"):
-        fig11(fig11_grid(), lrs=(0.01, 0.1, 1.0))  # no small rate
+        fig11(drop_one(fig11_grid()), lrs=(0.01, 0.1, 1.0))  # no small rate: refused even on a partial sweep
     with pytest.raises(ValueError, match="lrs must hold a rate below 0.01"):
         fig11(fig11_grid(), large={4: 0.01, 32: 0.1})  # a "large" rate that is the default
     with pytest.raises(ValueError, match="large must map every d"):
@@ -185,13 +143,20 @@ def fig13_grid(small_worse=False):
 
 
 def fig13(G, **kw):
-    args = dict(ns=NS, n0=512, embeddings=EMBS, losses=LOSSES, seeds=10, machine="h200")
+    args = dict(ns=NS, n0=512, k=6, embeddings=EMBS, losses=LOSSES, seeds=10, machine="h200")
     return paper_scale.fig13_claims(G, **{**args, **kw})
 
 
 def test_fig13_n_makes_little_difference(chapter):
-    assert verdicts(fig13(fig13_grid())) == ["reproduced"]
-    assert claims.claims()[0].id == "shapes-n-little-difference-gpu-h200"
+    assert verdicts(fig13(fig13_grid())) == ["reproduced"]  # n-too-few-points, beyond the paper, is not decided
+    row = claims.claims()[0]
+    assert row.id == "shapes-n-little-difference-gpu-h200" and "at n=128, 256, 1024" in row.statement
+    assert "3 cells: 3 holds" in row.ours  # each (embedding, loss): every n against n0
+
+
+def test_fig13_reads_only_the_n_with_enough_points_per_cluster(chapter):
+    assert fig13(fig13_grid(small_worse=True), k=64) == ["shapes-n-little-difference-gpu-h200"]  # 128 / 64 < 3
+    assert "at n=256, 1024" in claims.claims()[0].statement
 
 
 def test_fig13_partial_contradicting_and_bad_reference(chapter):

@@ -1,0 +1,119 @@
+"""Figure 11's findings (Leaner paper, Fig. 11: Adam's initial learning rate), each stated once, at one d.
+
+:func:`parts` states, for the runs ``G[(d, lr, embedding, loss)]`` (one run a seed) at one d, the paper's two findings
+(the smallest rate is monotone but slow; the rates it calls large at that d are non-monotone and end worse) and, where
+the paper names no rate at ``eta`` = 0.1, one beyond the paper (0.1 is already a large rate there), as
+:class:`lloydbook.findings.Part` s. Chapter 05 decides them on this build's runs (Fig. 11a at d=4, Fig. 11b at
+d=32), and :func:`lloydbook.paper_scale.fig11_claims` on a GPU machine's runs. A run's monotonicity is read off
+:func:`lloydbook.learning.largest_rise`; the runs of every embedding and regulariser are pooled, and two rates are
+compared paired by (embedding, loss, seed): the same seeds see the same tasks at every rate.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .claims.evidence import above, all_of, below, lower
+from .findings import Part
+from .learning import final, largest_rise
+from .paper_scale.common import by_seed
+
+__all__ = ["DEFAULT_LR", "LARGE_LR", "MONOTONE", "NON_MONOTONE", "MARGIN", "SOURCES", "large_rates", "parts"]
+
+#: Adam's initial learning rate everywhere else in the paper, the reference of Fig. 11's comparisons
+DEFAULT_LR = 0.01
+#: Fig. 11: the smallest rate the paper calls large at each d ("eta >= 0.1 (at d=32) or eta=1 (at d=4) is
+#: non-monotone and ends at worse minima")
+LARGE_LR = {4: 1.0, 32: 0.1}
+#: a run is monotone when its validation curve never rises by more than this between two evaluations, and
+#: clearly non-monotone when its largest rise exceeds NON_MONOTONE (in units of one Lloyd step's loss)
+MONOTONE, NON_MONOTONE = 0.01, 0.1
+#: beyond the paper: how much worse than DEFAULT_LR a rate the paper does not name must end to count as large
+MARGIN = 0.05
+
+#: the paper's words on Fig. 11's large rates
+LARGE_WORDS = '"eta >= 0.1 (at d=32) or eta=1 (at d=4) is non-monotone and ends at worse minima"'
+
+#: where the paper states each finding
+SOURCES = {
+    "lr-small-monotone-slow": "Leaner paper, Fig. 11",
+    "lr-large-nonmonotone-worse": "Leaner paper, Fig. 11",
+    "lr-01-large": "beyond the paper (Fig. 11 at a rate it does not name at d=4)",
+}
+
+
+def _eta(rates) -> str:
+    return f"eta={rates[0]:g}" if len(rates) == 1 else "eta in {" + ", ".join(f"{r:g}" for r in rates) + "}"
+
+
+def large_rates(d: int, lrs, large: float | None = None) -> list:
+    """The rates of ``lrs`` the paper calls large at ``d`` (at least ``large``, by default :data:`LARGE_LR` ``[d]``),
+    after checking that ``lrs`` holds :data:`DEFAULT_LR`, a smaller rate and a large one above it."""
+    if large is None:
+        if d not in LARGE_LR:
+            raise ValueError(f"large must be given at d={d}: the paper names its large rates at d in {list(LARGE_LR)}")
+        large = LARGE_LR[d]
+    lrs = sorted(lrs)
+    hi = [lr for lr in lrs if lr >= large]
+    if DEFAULT_LR not in lrs or lrs[0] >= DEFAULT_LR or not hi or hi[0] <= DEFAULT_LR:
+        raise ValueError(
+            f"lrs must hold a rate below {DEFAULT_LR:g}, {DEFAULT_LR:g} itself and, at d={d}, the large rates "
+            f"(eta >= {large:g}) above it, got {lrs!r}"
+        )
+    return hi
+
+
+def parts(G: dict, d: int, lrs, embeddings, losses, *, large: float | None = None) -> dict[str, Part]:
+    """Figure 11's findings at ``d`` on the runs ``G`` (``(d, lr, embedding, loss)`` -> runs, one per seed) over the
+    rates ``lrs``, the ``embeddings`` and ``losses`` pooled: name -> :class:`Part`. ``lr-small-monotone-slow``: the
+    smallest rate's median largest rise is below :data:`MONOTONE` and it ends above :data:`DEFAULT_LR`;
+    ``lr-large-nonmonotone-worse``: every large rate (:func:`large_rates`) has a median largest rise above
+    :data:`NON_MONOTONE` and ends above :data:`DEFAULT_LR`; ``lr-01-large`` (beyond the paper, only where 0.1 is
+    trained and not a large rate, d=4): 0.1 is non-monotone and ends more than :data:`MARGIN` above
+    :data:`DEFAULT_LR`. Every comparison of two rates is paired by (embedding, loss, seed)."""
+    hi = large_rates(d, lrs, large)
+    lrs, mid = sorted(lrs), DEFAULT_LR
+    pooled = {lr: [r for e in embeddings for l in losses for r in G[(d, lr, e, l)]] for lr in lrs}
+    rise = {lr: np.array([largest_rise(r) for r in runs]) for lr, runs in pooled.items()}
+
+    def worse(lr, part, margin=0.0):  # ends above DEFAULT_LR, paired by (embedding, loss, seed)
+        a, b = (final(r) for r in by_seed(pooled[mid], pooled[lr]))
+        return lower(part, a, b, f"eta={mid:g}", f"eta={lr:g}", paired=True, margin=margin)
+
+    lo = lrs[0]
+    out = {
+        "lr-small-monotone-slow": Part(
+            f"The smallest learning rate (eta={lo:g}, d={d}) converges monotonically (the median run's largest rise "
+            f"between evaluations is below {MONOTONE:g}) but slowly (it ends above eta={mid:g})",
+            "monotone but slow",
+            pooled[lo] + pooled[mid],
+            [
+                below(f"monotone at eta={lo:g}", rise[lo], MONOTONE, "largest rise per run"),
+                worse(lo, f"slower than eta={mid:g}"),
+            ],
+        ),
+        "lr-large-nonmonotone-worse": Part(
+            f"A large learning rate ({_eta(hi)} at d={d}) is non-monotone (median largest rise above "
+            f"{NON_MONOTONE:g}) and ends at a worse minimum than eta={mid:g}",
+            LARGE_WORDS,
+            [r for lr in [*hi, mid] for r in pooled[lr]],
+            [
+                all_of("non-monotone", [above(f"eta={lr:g}", rise[lr], NON_MONOTONE, "largest rise") for lr in hi]),
+                all_of(f"worse than eta={mid:g}", [worse(lr, f"eta={lr:g}") for lr in hi]),
+            ],
+        ),
+    }
+    q = min(LARGE_LR.values())  # 0.1, the smallest rate the paper calls large anywhere
+    if q in lrs and q not in hi:
+        out["lr-01-large"] = Part(
+            f"At d={d} the rate eta={q:g}, which the paper does not name there (it names only {_eta(hi)}), is already "
+            f"a large one: its median largest rise is above {NON_MONOTONE:g}, and it ends more than {MARGIN:g} above "
+            f"eta={mid:g}",
+            f"names only {_eta(hi)} at d={d}: {LARGE_WORDS}",
+            pooled[q] + pooled[mid],
+            [
+                above(f"non-monotone at eta={q:g}", rise[q], NON_MONOTONE, "largest rise per run"),
+                worse(q, f"worse than eta={mid:g} by {MARGIN:g}", MARGIN),
+            ],
+        )
+    return out
