@@ -14,18 +14,23 @@ from the runs it read:
 - claim or open row (:func:`lloydbook.learning.decide_or_open`: an open row when a part is undetermined), with
   ``decides``, what would decide an open row.
 
-:func:`setting_pairs` lays the verdicts of one finding at two settings side by side.
+:func:`setting_pairs` lays the verdicts of one finding at two settings side by side. A chapter whose claim cells
+only name a finding shows the code that states it with :func:`evidence_code`: the source that ran, in a collapsed
+cell, so the reader can open the evidence behind every row and it cannot drift from what was decided.
 """
 
 from __future__ import annotations
 
+import inspect
 from dataclasses import dataclass
+
+from IPython.display import Markdown
 
 from .claims.render import html_text
 from .learning import at, decide_or_open, setting_of
 from .tables import Table
 
-__all__ = ["Part", "FIELDS", "decide", "setting_pairs"]
+__all__ = ["Part", "FIELDS", "decide", "evidence_code", "setting_pairs"]
 
 #: the config fields a learning claim's setting names (:func:`lloydbook.learning.setting_of`)
 FIELDS = ("n", "d", "k", "tau", "embedding", "loss")
@@ -92,3 +97,11 @@ def setting_pairs(rows, names, suffix: str = "-n512") -> tuple[Table, str]:
             differ.append(f"{name} ({a.verdict} -> {b.verdict})")
     header = ("statement", "this build's verdict", f"verdict at {suffix.strip('-')}", f"what {suffix.strip('-')} read")
     return Table(header, table), "; ".join(differ) or "none"
+
+
+def evidence_code(fn) -> Markdown:
+    """The source of ``fn`` (a function that states findings, such as :func:`lloydbook.fig10.parts`) as a Python
+    code block in Markdown, which the book renders highlighted: the evidence code a chapter ran, not a copy."""
+    if not callable(fn):
+        raise TypeError(f"fn must be the function that states the findings, got {type(fn).__name__}")
+    return Markdown(f"```python\n{inspect.getsource(fn).rstrip()}\n```")

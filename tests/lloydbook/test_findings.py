@@ -54,3 +54,13 @@ def test_setting_pairs_names_the_verdicts_that_differ():
     assert setting_pairs(rows, ["b"])[1] == "none"
     with pytest.raises(ValueError, match="missing \\['learning-c', 'learning-c-n512'\\]"):
         setting_pairs(rows, ["c"])
+
+
+def test_evidence_code_shows_the_source_that_states_the_findings():
+    from lloydbook import fig10
+    from lloydbook.findings import evidence_code
+
+    md = evidence_code(fig10.parts).data
+    assert md.startswith("```python\ndef parts(") and md.endswith("\n```") and "tau01-beats-lloyd" in md
+    with pytest.raises(TypeError, match="fn must be the function"):
+        evidence_code("fig10.parts")

@@ -76,7 +76,7 @@ FIRST = {
     "Fig. 10a": "learning-l2-lower-train-loss-d4-gpu-h200",
     "Fig. 10b": "learning-l2-lower-train-loss-d32-gpu-h200",
     "Fig. 14": "shapes-d-oh-bn-gap-shrinks-gpu-h200",
-    "Fig. 11": "shapes-lr-small-monotone-slow-gpu-h200",
+    "Fig. 11": "shapes-lr-small-monotone-slow-d4-gpu-h200",
     "Fig. 13": "shapes-n-little-difference-gpu-h200",
     "Fig. 15": "shapes-k-bn-degrades-gpu-h200",
     "Fig. 17": "learning-wallclock-bn-slower-gpu-h200",
