@@ -14,9 +14,8 @@ from __future__ import annotations
 import numpy as np
 
 from .claims.evidence import above, all_of, below, lower
-from .findings import Part
+from .findings import Part, by_seed
 from .learning import final, largest_rise
-from .paper_scale.common import by_seed
 
 __all__ = ["DEFAULT_LR", "LARGE_LR", "MONOTONE", "NON_MONOTONE", "MARGIN", "SOURCES", "large_rates", "parts"]
 

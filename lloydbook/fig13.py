@@ -66,7 +66,9 @@ def parts(G: dict, ns, n0: int, embeddings, losses, *, k: int, min_ppc: float = 
         )
     }
     if fewer:
-        worse = [all_of(f"{e}:{l} worse", [lower(f"n={n}", *each(e, l, n), paired=False) for n in fewer]) for e, l in cells]
+        worse = [
+            all_of(f"{e}:{l} worse", [lower(f"n={n}", *each(e, l, n), paired=False) for n in fewer]) for e, l in cells
+        ]
     else:
         text = f"no n of {fmt_list(ns)} has fewer than {min_ppc:g} points per cluster at k={k}"
         worse = [Evidence("an n with fewer points per cluster", "undetermined", text)]

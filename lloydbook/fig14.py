@@ -13,9 +13,8 @@ from __future__ import annotations
 import numpy as np
 
 from .claims.evidence import lower
-from .findings import Part
+from .findings import Part, by_seed, nan_as_inf
 from .learning import auc, final_train
-from .paper_scale.common import by_seed, nan_as_inf
 
 __all__ = ["SOURCES", "oh_bn_gap", "ne_l2_gap", "named", "parts"]
 

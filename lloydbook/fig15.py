@@ -17,9 +17,8 @@ from __future__ import annotations
 import numpy as np
 
 from .claims.evidence import Evidence, all_of, lower, within
-from .findings import Part
+from .findings import Part, by_seed
 from .learning import final, largest_rise
-from .paper_scale.common import by_seed
 
 __all__ = [
     "SMALL_D",
@@ -163,7 +162,10 @@ def parts(G: dict, cases, ks, embeddings, losses, *, n: int) -> dict[str, Part]:
         f"every k; {_cases(cases)}, L2; {ppc})",
         "insensitive to k",
         [r for d, t in cases for k in ks for r in G[(d, t, k, "OH", "L2")]],
-        [all_of(f"OH within {K_TOL:g} across k" + at(d, t, cases), [oh_within(d, t, k) for k in ks[1:]]) for d, t in cases],
+        [
+            all_of(f"OH within {K_TOL:g} across k" + at(d, t, cases), [oh_within(d, t, k) for k in ks[1:]])
+            for d, t in cases
+        ],
     )
     if BN_NA_CASE in cases and "NA" in embeddings:
         d, t = BN_NA_CASE
@@ -178,7 +180,9 @@ def parts(G: dict, cases, ks, embeddings, losses, *, n: int) -> dict[str, Part]:
     d32 = [(d, t) for d, t in cases if d == UNSTABLE_AT[0]]
     if d32 and UNSTABLE_AT[1] in ks:
         at_k = {(t, e, l): G[(d, t, UNSTABLE_AT[1], e, l)] for d, t in d32 for e in embeddings for l in losses}
-        clipped = [r for rs in at_k.values() for r in rs if getattr(getattr(r, "config", None), "clip", None) is not None]
+        clipped = [
+            r for rs in at_k.values() for r in rs if getattr(getattr(r, "config", None), "clip", None) is not None
+        ]
         if clipped:
             raise ValueError(
                 f"G's runs at d, k = {UNSTABLE_AT} must train without gradient clipping (the paper's instability is "

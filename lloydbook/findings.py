@@ -11,8 +11,8 @@ from the runs it read:
   setting (:func:`lloydbook.learning.at`, from the runs' own configs against the paper's values);
 - the expected verdict (:meth:`lloydbook.book.Chapter.expect`: the paper's at its setting, else the pilot's);
 - the setting (:func:`lloydbook.learning.setting_of`);
-- claim or open row (:func:`lloydbook.learning.decide_or_open`: an open row when a part is undetermined), with
-  ``decides``, what would decide an open row.
+- claim or open row (:func:`lloydbook.learning.decide_or_open`: an open row when a part is undetermined, or when
+  the finding's premise fails on these runs, :attr:`Part.unmet`), with ``decides``, what would decide an open row.
 
 :func:`setting_pairs` lays the verdicts of one finding at two settings side by side. A chapter whose claim cells
 only name a finding shows the code that states it with :func:`evidence_code`: the source that ran, in a collapsed
@@ -24,13 +24,14 @@ from __future__ import annotations
 import inspect
 from dataclasses import dataclass
 
+import numpy as np
 from IPython.display import Markdown
 
 from .claims.render import html_text
 from .learning import at, decide_or_open, setting_of
 from .tables import Table
 
-__all__ = ["Part", "FIELDS", "decide", "evidence_code", "setting_pairs"]
+__all__ = ["Part", "FIELDS", "by_seed", "nan_as_inf", "decide", "evidence_code", "setting_pairs"]
 
 #: the config fields a learning claim's setting names (:func:`lloydbook.learning.setting_of`)
 FIELDS = ("n", "d", "k", "tau", "embedding", "loss")
@@ -39,12 +40,30 @@ FIELDS = ("n", "d", "k", "tau", "embedding", "loss")
 @dataclass(frozen=True)
 class Part:
     """One finding on one set of runs: its ``statement`` (without where it was decided), the paper's value
-    ``paper``, the ``runs`` it reads and its ``evidence`` (a list of :class:`lloydbook.claims.evidence.Evidence`)."""
+    ``paper``, the ``runs`` it reads and its ``evidence`` (a list of :class:`lloydbook.claims.evidence.Evidence`);
+    ``unmet``, why the finding's premise fails on these runs ("" when it holds), which makes it an open row
+    whatever its evidence reads."""
 
     statement: str
     paper: str
     runs: list
     evidence: list
+    unmet: str = ""
+
+
+def by_seed(a: list, b: list) -> tuple[list, list]:
+    """Two settings' runs, checked to be the same seeds in the same order (for a paired comparison); runs
+    without a config (made-up ones) are taken in the order given."""
+    seeds = [[getattr(getattr(r, "config", None), "seed", i) for i, r in enumerate(x)] for x in (a, b)]
+    if len(a) != len(b) or seeds[0] != seeds[1]:
+        raise ValueError(f"a paired comparison needs the same seeds on both sides, got {seeds[0]} and {seeds[1]}")
+    return a, b
+
+
+def nan_as_inf(values) -> np.ndarray:
+    """Per-seed values with NaN (a statistic of a diverged run, e.g. inf - inf) read as +inf."""
+    v = np.asarray(values, dtype=float)
+    return np.where(np.isnan(v), np.inf, v)
 
 
 def _where(runs, paper_setting: dict) -> str:
@@ -66,15 +85,21 @@ def decide(
         raise TypeError(f"part must be a findings.Part, got {type(part).__name__}")
     if not isinstance(paper_setting, dict) or not paper_setting:
         raise ValueError(f"paper_setting must map config fields to the paper's values, got {paper_setting!r}")
+    statement, expected = lead + _where(part.runs, paper_setting) + part.statement, ch.expect(name, part.runs)
+    setting = setting_of(part.runs, fields, **more)
+    if part.unmet:
+        ours = f"not decided at {setting}: {part.unmet}"
+        ch.open(name, statement=statement, source=source, paper=part.paper, decides=decides, ours=ours)
+        return
     decide_or_open(
         ch,
         name,
-        statement=lead + _where(part.runs, paper_setting) + part.statement,
+        statement=statement,
         source=source,
         paper=part.paper,
-        expected=ch.expect(name, part.runs),
+        expected=expected,
         evidence=part.evidence,
-        setting=setting_of(part.runs, fields, **more),
+        setting=setting,
         decides=decides,
     )
 

@@ -5,11 +5,10 @@ from __future__ import annotations
 
 import re
 
-import numpy as np
-
 from lloydlib.checks import check_int
 
 from ..claims.evidence import decide
+from ..findings import by_seed, nan_as_inf
 
 __all__ = [
     "EXPECTED",
@@ -63,21 +62,6 @@ def check_values(name: str, values, needed=(), *, minimum: int = 1) -> list:
     if missing:
         raise ValueError(f"{name} must include {list(needed)} (the paper's statement compares them), got {values!r}")
     return values
-
-
-def by_seed(a: list, b: list) -> tuple[list, list]:
-    """Two settings' runs, checked to be the same seeds in the same order (for a paired comparison); runs
-    without a config (made-up ones) are taken in the order given."""
-    seeds = [[getattr(getattr(r, "config", None), "seed", i) for i, r in enumerate(x)] for x in (a, b)]
-    if len(a) != len(b) or seeds[0] != seeds[1]:
-        raise ValueError(f"a paired comparison needs the same seeds on both sides, got {seeds[0]} and {seeds[1]}")
-    return a, b
-
-
-def nan_as_inf(values) -> np.ndarray:
-    """Per-seed values with NaN (a statistic of a diverged run, e.g. inf - inf) read as +inf."""
-    v = np.asarray(values, dtype=float)
-    return np.where(np.isnan(v), np.inf, v)
 
 
 class Recorder:

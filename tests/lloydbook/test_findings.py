@@ -64,3 +64,14 @@ def test_evidence_code_shows_the_source_that_states_the_findings():
     assert md.startswith("```python\ndef parts(") and md.endswith("\n```") and "tau01-beats-lloyd" in md
     with pytest.raises(TypeError, match="fn must be the function"):
         evidence_code("fig10.parts")
+
+
+def test_a_part_whose_premise_fails_is_an_open_row_saying_why():
+    ch = book.Chapter("learning")
+    unmet = Part(
+        "OH and BN beat one Lloyd step", "OH, BN < 1", CFGS, [Evidence("x", "holds", "x")], "still on the plateau"
+    )
+    decide(ch, "tau01-beats-lloyd", unmet, source="s", paper_setting=PAPER_AT, decides="train longer")
+    [row] = ch.rows.rows()
+    assert row.kind == "open" and row.decides == "train longer"
+    assert row.ours.startswith("not decided at n=32, d=4") and row.ours.endswith(": still on the plateau")

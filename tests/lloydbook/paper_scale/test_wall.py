@@ -147,3 +147,13 @@ def test_bad_seeds_and_machine_fail_before_the_sweep_is_read(chapter):
     with pytest.raises(ValueError, match="machine must name the GPU machine"):
         fig17({}, machine="(-)")
     assert fig17({}) == [] and claims.claims() == []  # an empty sweep is partial
+
+
+def test_fig17_on_the_plateau_is_an_open_row_saying_why(chapter):
+    """No embedding's runs left the plateau above one Lloyd step: the premise of a comparison of convergence fails."""
+    G = {key: [run(np.full(11, 1.8), s) for s in range(10)] for key in fig17_grid()}
+    ids = fig17(G)
+    assert ids == ["learning-wallclock-bn-slower-gpu-h200", "learning-wallclock-bn-initially-faster-gpu-h200"]
+    rows = claims.rows()
+    assert [r.kind for r in rows] == ["open", "open"] and claims.claims() == []
+    assert "still on the plateau" in rows[0].ours and "OH 1.80, BN 1.80" in rows[0].ours

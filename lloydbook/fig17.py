@@ -1,0 +1,142 @@
+"""Figure 17's findings (Leaner paper, Fig. 17): OH against BN on the wall clock, each stated once.
+
+The paper trains OH and BN with L2 at tau = 1 and gradient clipping for (d, k) = (16, 16) and (32, 25) at
+n in {256, 512, 1024}, plotting the curves "in terms of actual training time" (its caption), and reports
+(on Fig. 17, in the words of our brief of the paper, Sec. 2.7): "At d=k=16 BN is clearly slower to converge in
+wall-clock terms. At d=32, k=25 BN is initially faster."
+
+A run records ``history["wall_time"]``, the seconds spent in training steps up to each evaluation (validation
+excluded), beside ``history["val_rel_loss"]`` (Eq. 20). The comparison reads both runs of a seed (OH and BN see
+the same tasks: paired by seed) at the same wall-clock times: :func:`wall_mean` is the mean of a run's relative
+validation loss, interpolated linearly between its evaluations, at :data:`POINTS` evenly spaced times of a window,
+the wall-clock analogue of :func:`lloydbook.learning.auc`.
+
+:func:`parts` states both findings on the runs ``G[(d, k, n, embedding)]`` (one run a seed); chapter 04 decides
+them on this build's runs and :func:`lloydbook.paper_scale.fig17_claims` on a GPU machine's. Their premise: a
+comparison of how fast two embeddings converge needs runs that converge, so a case is decided only where, at every
+n, at least one embedding's median final relative loss is below one Lloyd step's (1); else its Part says so
+(``unmet``) and it is an open row.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .claims.evidence import lower
+from .findings import Part, by_seed
+from .learning import final
+
+__all__ = [
+    "SOURCE",
+    "SLOWER_CASE",
+    "FASTER_CASE",
+    "CASES",
+    "CLEAR",
+    "INITIAL",
+    "POINTS",
+    "wall_mean",
+    "wall_means",
+    "parts",
+]
+
+SOURCE = "Leaner paper, Fig. 17"
+#: (d, k) of "BN is clearly slower to converge in wall-clock terms" (Fig. 17a)
+SLOWER_CASE = (16, 16)
+#: (d, k) of "BN is initially faster" (Fig. 17b)
+FASTER_CASE = (32, 25)
+#: each finding's (d, k)
+CASES = {"wallclock-bn-slower": SLOWER_CASE, "wallclock-bn-initially-faster": FASTER_CASE}
+#: "clearly": BN's mean relative validation loss above OH's by more than this (a hundredth of one Lloyd
+#: step's loss, averaged over the common time)
+CLEAR = 0.01
+#: "initially": the first quarter of the time both runs of a seed trained
+INITIAL = 0.25
+#: times per window at which the curves are read
+POINTS = 100
+
+
+def wall_mean(run, until: float) -> float:
+    """Mean relative validation loss of ``run`` at :data:`POINTS` evenly spaced training times in
+    ``(0, until]`` seconds (linear between evaluations, against ``history["wall_time"]``); +inf for a
+    diverged run."""
+    if run.status == "diverged":
+        return math.inf
+    t = np.linspace(0.0, until, POINTS + 1)[1:]
+    h = run.history
+    return float(np.mean(np.interp(t, np.asarray(h["wall_time"], float), np.asarray(h["val_rel_loss"], float))))
+
+
+def wall_means(oh, bn, fraction: float = 1.0) -> tuple[np.ndarray, np.ndarray]:
+    """Per seed, :func:`wall_mean` of the OH and the BN run over the first ``fraction`` of the time both
+    trained (the shorter of their total training times; of the finished one if the other diverged); two
+    arrays of shape ``(seeds,)``."""
+    oh, bn = by_seed(oh, bn)
+    out = []
+    for a, b in zip(oh, bn):
+        span = min((float(r.history["wall_time"][-1]) for r in (a, b) if r.status != "diverged"), default=0.0)
+        out.append((wall_mean(a, fraction * span), wall_mean(b, fraction * span)))
+    return np.array([o for o, _ in out]), np.array([b for _, b in out])
+
+
+def _ms(runs) -> float:
+    """Median milliseconds per training step, from ``history`` (training time over steps at the last evaluation)."""
+    return float(np.median([1000 * r.history["wall_time"][-1] / r.history["step"][-1] for r in runs]))
+
+
+def _unmet(G: dict, case, ns) -> str:
+    """Why the case cannot be decided ("" when it can): every n needs an embedding whose runs left the plateau."""
+    meds = {(n, e): float(np.median(final(G[(*case, n, e)]))) for n in ns for e in ("OH", "BN")}
+    if all(min(meds[(n, "OH")], meds[(n, "BN")]) < 1.0 for n in ns):
+        return ""
+    worst = max(ns, key=lambda n: min(meds[(n, "OH")], meds[(n, "BN")]))
+    return (
+        f"the runs are still on the plateau above one Lloyd step, so neither has converged (at n={worst}, median "
+        f"final relative loss OH {meds[(worst, 'OH')]:.2f}, BN {meds[(worst, 'BN')]:.2f})"
+    )
+
+
+def parts(G: dict, cases, ns) -> dict[str, Part]:
+    """Figure 17's findings on the runs ``G[(d, k, n, embedding)]`` of the ``cases`` ``[(d, k)]`` among
+    :data:`SLOWER_CASE` and :data:`FASTER_CASE` at every n of ``ns``, paired by seed (:func:`wall_means`):
+    ``wallclock-bn-slower`` (at SLOWER_CASE BN's mean relative validation loss over the common training time is
+    above OH's by more than :data:`CLEAR`) and ``wallclock-bn-initially-faster`` (at FASTER_CASE, over the first
+    :data:`INITIAL` of it, BN's is below OH's). A finding whose case is not among ``cases`` is left out."""
+    cases = [tuple(c) for c in cases]
+    out = {}
+
+    def one(case, what, fraction, bn_above):
+        evidence, runs = [], []
+        for n in ns:
+            oh, bn = G[(*case, n, "OH")], G[(*case, n, "BN")]
+            a, b = wall_means(oh, bn, fraction)
+            label = f"n={n}, {what} (ms per step OH {_ms(oh):.2f}, BN {_ms(bn):.2f})"
+            margin = dict(margin=CLEAR) if bn_above else {}
+            pair = (a, b, "OH", "BN") if bn_above else (b, a, "BN", "OH")
+            evidence.append(lower(label, *pair, paired=True, **margin))
+            runs += oh + bn
+        return evidence, runs
+
+    if SLOWER_CASE in cases:
+        evidence, runs = one(SLOWER_CASE, "whole common time", 1.0, True)
+        out["wallclock-bn-slower"] = Part(
+            f"At d=k={SLOWER_CASE[0]} BN is clearly slower to converge in wall-clock terms (its mean relative "
+            f"validation loss over the time both runs of a seed trained is above OH's by more than {CLEAR:g}; L2, "
+            "tau=1, clipped)",
+            '"At d=k=16 BN is clearly slower to converge in wall-clock terms"',
+            runs,
+            evidence,
+            _unmet(G, SLOWER_CASE, ns),
+        )
+    if FASTER_CASE in cases:
+        evidence, runs = one(FASTER_CASE, f"first {INITIAL:.0%} of the common time", INITIAL, False)
+        out["wallclock-bn-initially-faster"] = Part(
+            f"At d={FASTER_CASE[0]}, k={FASTER_CASE[1]} BN is initially faster (its mean relative validation loss "
+            f"over the first {INITIAL:.0%} of the time both runs of a seed trained is below OH's; L2, tau=1, clipped)",
+            '"At d=32, k=25 BN is initially faster"',
+            runs,
+            evidence,
+            _unmet(G, FASTER_CASE, ns),
+        )
+    return out

@@ -1,0 +1,51 @@
+"""lloydbook.fig13: Figure 13's findings as parts in the evidence vocabulary: the n compared are those with enough
+points per cluster, and below that, beyond the paper, training ends worse."""
+
+import numpy as np
+import pytest
+from _made_up_runs import falls, run
+
+from lloydbook import fig13
+
+EMBS, LOSSES = ("OH", "BN"), ("L2",)
+
+
+def grid(ns, worse=()):
+    """Made-up runs of every (n, embedding, loss): the same final loss, but 0.2 higher at the n of ``worse``."""
+    return {
+        (n, e, l): [run(falls(20, 1.1 if n in worse else 0.9), s) for s in range(10)]
+        for n in ns
+        for e in EMBS
+        for l in LOSSES
+    }
+
+
+def test_little_difference_and_too_few_points_at_this_builds_scale():
+    parts = fig13.parts(grid((16, 32, 64), worse=(16,)), [64, 16, 32], 32, EMBS, LOSSES, k=6)
+    little, few = parts["n-little-difference"], parts["n-too-few-points"]
+    assert list(parts) == list(fig13.SOURCES)
+    assert "at n=64" in little.statement and "n=32's, for OH, BN with L2" in little.statement
+    assert [e.outcome for e in little.evidence] == ["holds", "holds"] and len(little.runs) == 2 * 2 * 10
+    assert [e.part for e in little.evidence] == ["OH:L2 within 0.05", "BN:L2 within 0.05"]
+    assert "n=16 points per task (fewer than 3 per cluster at k=6)" in few.statement
+    assert [e.outcome for e in few.evidence] == ["holds", "holds"] and "unpaired" in few.evidence[0].cells[0].text
+
+
+def test_at_the_papers_n_every_n_is_compared_and_too_few_points_is_undetermined():
+    parts = fig13.parts(grid((128, 256, 512, 1024), worse=(128,)), (128, 256, 512, 1024), 512, EMBS, LOSSES, k=6)
+    little, few = parts["n-little-difference"], parts["n-too-few-points"]
+    assert "at n=128, 256, 1024" in little.statement
+    assert [e.outcome for e in little.evidence] == ["fails", "fails"]  # n=128 ends 0.2 higher
+    assert [e.outcome for e in few.evidence] == ["undetermined"] and "n < 18" in few.statement
+    assert "no n of 128, 256, 512, 1024 has fewer than 3" in few.evidence[0].text and len(few.runs) == 20
+
+
+def test_bad_reference_or_nothing_to_compare_names_the_argument():
+    G = grid((16, 32))
+    with pytest.raises(ValueError, match="n0 must be one of ns"):
+        fig13.parts(G, (16, 32), 64, EMBS, LOSSES, k=6)
+    with pytest.raises(ValueError, match="n0 must be one of ns"):
+        fig13.parts(G, (16, 32), 16, EMBS, LOSSES, k=6)  # 16 / 6 < 3 points per cluster
+    with pytest.raises(ValueError, match="ns must hold an n besides n0=32"):
+        fig13.parts(G, (16, 32), 32, EMBS, LOSSES, k=6)
+    assert np.isclose(fig13.N_TOL, 0.05) and fig13.MIN_PPC == 3

@@ -1,0 +1,100 @@
+"""lloydbook.fig15: what an unstable run is, and Figure 15's findings at the panels given as parts in the evidence
+vocabulary."""
+
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+from _made_up_runs import falls, run
+
+from lloydbook import fig15
+
+EMBS, LOSSES = ("OH", "BN", "NA"), ("NE", "L2")
+
+
+# ----------------------------------------------------------------------------------------- unstable
+def test_unstable_reads_status_and_history():
+    assert fig15.unstable(run(falls(20), 0, status="diverged"))
+    assert fig15.unstable(run(np.r_[falls(20)[:5], 3.0, falls(20)[6:]], 0))  # a finite blow-up
+    assert fig15.unstable(run(np.r_[falls(20)[:10], np.nan], 0))
+    assert not fig15.unstable(run(np.r_[1.5, np.tile([1.2, 1.5], 5)], 0))  # noisy (Fig. 11), not unstable
+
+
+def test_unstable_reads_the_training_loss_and_the_rise_threshold():
+    train = 10 * falls(20)
+    train[7] = np.inf
+    assert fig15.unstable(run(falls(20), 0, train=train))  # only the training loss blew up
+    early = 10 * falls(20)
+    early[0] = np.nan  # step 0 (one untrained batch) does not count
+    assert not fig15.unstable(run(falls(20), 0, train=early))
+    jump = np.r_[falls(20)[:5], falls(20)[4] + 0.5, falls(20)[6:]]  # a rise of 0.5
+    assert not fig15.unstable(run(jump, 0)) and fig15.UNSTABLE_RISE == 1.0
+    assert fig15.unstable(run(jump, 0), rise=0.4)
+    assert not fig15.unstable(run(jump, 0), rise=0.6)
+
+
+def test_the_papers_constants():
+    assert fig15.SMALL_D == 4 and fig15.BN_NA_CASE == (4, 0.1) and fig15.UNSTABLE_AT == (32, 25)
+    assert fig15.K_TOL == 0.05 and "d=32, k=25" in fig15.OH_UNSTABLE[0]
+
+
+# ----------------------------------------------------------------------------------------- the findings
+def grid(cases, ks, oh_diverged=()):
+    """BN worse with k at d=4 (below NA at the largest k), OH flat; OH's seeds ``oh_diverged`` diverged at the
+    largest k."""
+
+    def one(d, t, k, e, s):
+        if e == "NA":
+            return run(np.full(11, 1.1), s)
+        if e == "BN":
+            return run(falls(20, 0.9 + (0.1 * (k - 6) if d == 4 else 0)), s)
+        return run(falls(20), s, status="diverged" if k == max(ks) and s in oh_diverged else "done")
+
+    return {
+        (d, t, k, e, l): [one(d, t, k, e, s) for s in range(10)]
+        for d, t in cases
+        for k in ks
+        for e in EMBS
+        for l in LOSSES
+    }
+
+
+def test_this_builds_panel_reads_three_findings():
+    G = grid([(4, 0.1)], (6, 10, 16))
+    parts = fig15.parts(G, [[4, 0.1]], (6, 10), EMBS, ("L2",), n=32)  # the k read: at least 3 points per cluster
+    assert list(parts) == ["k-bn-degrades", "k-oh-insensitive", "k-bn-below-na"]
+    assert all(e.outcome == "holds" for p in parts.values() for e in p.evidence)
+    degrades, insensitive, below = parts.values()
+    assert degrades.evidence[0].part == "BN lower at k=6 than at k=10" and len(degrades.runs) == 20
+    assert "d=4, tau=0.1, L2; 3.2 points per cluster at k=10" in degrades.statement
+    assert insensitive.evidence[0].cells[0].part == "k=10" and "of its stable runs" in insensitive.statement
+    assert below.evidence[0].part == "NA lower than BN at k=10" and "paired by seed" in below.evidence[0].text
+
+
+def test_every_panel_reads_four_findings_and_oh_on_its_stable_runs():
+    cases = [(4, 1.0), (4, 0.1), (32, 1.0), (32, 0.1)]
+    G = grid(cases, (6, 10, 16, 25), oh_diverged=(0, 1))
+    parts = fig15.parts(G, cases, (6, 10, 16, 25), EMBS, LOSSES, n=512)
+    assert list(parts) == list(fig15.SOURCES)
+    assert [e.part for e in parts["k-bn-degrades"].evidence] == [
+        "BN lower at k=6 than at k=25, d=4, tau=1",
+        "BN lower at k=6 than at k=25, d=4, tau=0.1",
+    ]
+    insensitive = parts["k-oh-insensitive"]
+    assert [e.outcome for e in insensitive.evidence] == ["holds"] * 4
+    assert insensitive.evidence[0].cells[-1].part == "k=25 (10 and 8 stable runs)"  # two diverged runs left out
+    unstable = parts["k-oh-unstable"]
+    assert unstable.statement == fig15.OH_UNSTABLE[0] and [e.outcome for e in unstable.evidence] == ["holds"] * 2
+    assert "OH unstable in 8 of 40 runs" in unstable.evidence[0].text  # seeds 0 and 1 in each (tau, loss)
+
+
+def test_too_few_stable_runs_fail_and_clipped_runs_are_refused():
+    G = grid([(32, 0.1)], (6, 25), oh_diverged=range(9))
+    parts = fig15.parts(G, [(32, 0.1)], (6, 25), EMBS, LOSSES, n=512)
+    assert parts["k-oh-insensitive"].evidence[0].cells[0].outcome == "fails"  # 1 stable run at k=25
+    assert parts["k-oh-unstable"].evidence[0].outcome == "fails"  # most OH runs unstable: not the paper's 3 of 10
+    G[(32, 0.1, 25, "NA", "NE")] = [run(falls(20), s, config=SimpleNamespace(seed=s, clip=1.0)) for s in range(10)]
+    with pytest.raises(ValueError, match="without gradient clipping"):
+        fig15.parts(G, [(32, 0.1)], (6, 25), EMBS, LOSSES, n=512)
+    with pytest.raises(ValueError, match="need two k, OH and BN and L2"):
+        fig15.parts(G, [(32, 0.1)], (6, 25), EMBS, ("NE",), n=512)
