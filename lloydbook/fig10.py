@@ -21,7 +21,6 @@ from .findings import Part
 from .learning import auc, final, final_train, steps_to_settle
 
 __all__ = [
-    "PAPER",
     "SOURCE",
     "SEED_SETS",
     "Recorded",
@@ -31,13 +30,6 @@ __all__ = [
     "recorded_parts",
     "missing_text",
 ]
-
-#: the paper's words for Figure 10's findings (Sec. 4, Figs. 2a and 10)
-PAPER = (
-    '"L2 always gives lower (tighter) training loss. With NE at tau=1, validation gets worse during training. At '
-    "tau=0.1, OH and BN (NE or L2) clearly beat 1-step Lloyd's; NA does not. Larger tau converges faster but to a "
-    'worse solution. OH converges faster than BN, and both reach similar final losses"'
-)
 
 #: where Figure 10's findings are stated
 SOURCE = "Leaner paper, Fig. 2a and Fig. 10"

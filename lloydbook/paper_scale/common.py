@@ -8,7 +8,6 @@ import re
 from lloydlib.checks import check_int
 
 from ..claims.evidence import decide
-from ..findings import by_seed, nan_as_inf
 
 __all__ = [
     "EXPECTED",
@@ -17,8 +16,6 @@ __all__ = [
     "check_seeds",
     "check_values",
     "check_groups",
-    "by_seed",
-    "nan_as_inf",
     "Recorder",
 ]
 

@@ -6,7 +6,7 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-from lloydbook import claims, paper_scale
+from lloydbook import claims, findings, paper_scale
 from lloydbook.learning import Evidence
 from lloydbook.paper_scale import clusters, common, report, shapes, sweeps, tau, wall
 
@@ -75,21 +75,21 @@ def test_check_seeds_groups_and_values():
 
 def test_by_seed_pairs_only_the_same_seeds_in_order():
     a, b = seeded(0, 1, 2), seeded(0, 1, 2)
-    assert common.by_seed(a, b) == (a, b)
+    assert findings.by_seed(a, b) == (a, b)
     with pytest.raises(ValueError, match=r"same seeds on both sides, got \[0, 1, 2\] and \[0, 2, 1\]"):
-        common.by_seed(a, seeded(0, 2, 1))
+        findings.by_seed(a, seeded(0, 2, 1))
     with pytest.raises(ValueError, match="same seeds"):
-        common.by_seed(a, seeded(0, 1))
+        findings.by_seed(a, seeded(0, 1))
     plain = [SimpleNamespace(), SimpleNamespace()]  # no config: taken in the order given
-    assert common.by_seed(plain, plain[::-1]) == (plain, plain[::-1])
-    assert common.by_seed(seeded(0, 1), plain)  # seeds 0, 1 against positions 0, 1
+    assert findings.by_seed(plain, plain[::-1]) == (plain, plain[::-1])
+    assert findings.by_seed(seeded(0, 1), plain)  # seeds 0, 1 against positions 0, 1
 
 
 def test_nan_as_inf():
-    out = common.nan_as_inf([1.0, np.nan, np.inf, -2.0])
+    out = findings.nan_as_inf([1.0, np.nan, np.inf, -2.0])
     np.testing.assert_array_equal(out, [1.0, np.inf, np.inf, -2.0])
     assert out.dtype == float
-    np.testing.assert_array_equal(common.nan_as_inf(np.full(2, np.nan)), [np.inf, np.inf])  # e.g. inf - inf
+    np.testing.assert_array_equal(findings.nan_as_inf(np.full(2, np.nan)), [np.inf, np.inf])  # e.g. inf - inf
 
 
 def test_recorder_records_under_the_machines_suffix(chapter):
