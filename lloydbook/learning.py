@@ -362,18 +362,16 @@ def evidence_text(evidence) -> str:
 
 
 def _paper_specs(name: str):
-    found = {label: (entries, unstacked) for label, entries, unstacked in paper_sweeps()}
-    if name in found:
-        return found[name]
-    if name in SWEEPS:
-        return specs(name, "paper"), not SWEEPS[name].stacked
-    raise ValueError(f"name must be a paper-scale sweep {list(found)} or a sweep {list(SWEEPS)}, got {name!r}")
+    if name not in SWEEPS:
+        raise ValueError(f"name must be one of the book's sweeps {list(SWEEPS)}, got {name!r}")
+    found = {n: (entries, unstacked) for n, entries, unstacked in paper_sweeps()}
+    return found.get(name, (specs(name, "paper"), not SWEEPS[name].stacked))
 
 
 def paper_decides(name: str, fields=("n", "d", "k"), **where) -> str:
-    """What would decide a statement this build leaves open: the paper-scale sweep ``name`` (a label of
-    :func:`lloydbook.sweeps.paper_sweeps`, ``"Fig. 13"``, or a registry sweep trained at ``paper``, such as
-    ``"families"``), restricted to the runs whose fields match ``where`` (a value or a list), as its setting
+    """What would decide a statement this build leaves open: the sweep ``name`` of the registry at the paper's
+    settings (as :func:`lloydbook.sweeps.paper_sweeps` gives it for the learning chapters' sweeps, such as
+    ``"fig13"``; any other, such as ``"families"``, as trained at ``paper``), restricted to the runs whose fields match ``where`` (a value or a list), as its setting
     (:func:`setting_of` with ``fields``) and the ``python -m lloydlib train`` command(s) that train it into
     ``results/recorded/<machine>`` (:func:`lloydbook.sweeps.sweep_commands`), in backticks."""
     entries, unstacked = _paper_specs(name)

@@ -129,7 +129,7 @@ SCALES: dict[str, dict[str, dict]] = {
     # processes training at once (1 on a GPU). Sweeps, each a list: embeddings x losses x taus x tau_ds
     # (Fig. 2a/10) and the same at tau_b_ds for tau_b_steps (Fig. 10b; on the CPU its d=32 runs
     # train for chapter 05's 3,000 steps, half of Fig. 10a's 6,000, and reuse Fig. 14's runs where the configs
-    # coincide; at paper it repeats Fig. 10's own d=32 runs), ds x d_taus with d_embeddings (Fig. 14), lrs x lr_ds
+    # coincide; at paper, Fig. 10b's d=32 at the paper's 10,000 steps), ds x d_taus with d_embeddings (Fig. 14), lrs x lr_ds
     # with lr_embeddings, lr_steps and lr_seeds (Fig. 11), ns with n_embeddings and n_seeds (Fig. 13), ks with
     # k_cases [[d, tau]] and k_seeds (Fig. 15), whose claims read only the k with at least k_min_ppc points per
     # cluster (n / k): their premise is a layer that learns, and below three points per cluster none does (chapter
@@ -155,7 +155,7 @@ SCALES: dict[str, dict[str, dict]] = {
                   "shape_steps": 10000,
                   "seeds": [0, 1, 2, 3, 4, 5, 6, 7, 8, 9], "workers": 1, "embeddings": ["OH", "BN", "NA"],
                   "losses": ["NE", "L2"],
-                  "taus": [1.0, 0.25, 0.14, 0.1], "tau_ds": [4, 32], "tau_b_ds": [32], "tau_b_steps": 10000,
+                  "taus": [1.0, 0.25, 0.14, 0.1], "tau_ds": [4], "tau_b_ds": [32], "tau_b_steps": 10000,
                   "ds": [4, 8, 16, 32], "d_taus": [0.25, 0.1], "d_embeddings": ["OH", "BN", "NA"],
                   "lrs": [0.001, 0.01, 0.1, 1.0], "lr_ds": [4, 32], "lr_embeddings": ["OH", "BN", "NA"],
                   "lr_steps": 5000, "lr_seeds": [0, 1, 2, 3, 4, 5, 6, 7, 8, 9], "sub_losses": ["NE", "L2"],

@@ -40,6 +40,7 @@ __all__ = [
     "runs",
     "tiers",
     "recorded",
+    "PAPER_SWEEPS",
     "paper_sweeps",
     "select",
     "paper_keys",
@@ -269,38 +270,21 @@ def recorded(name: str, *, scale: str | None = None, **where) -> tuple[list, lis
     return [r for _, r in found if r is not None], [c for c, r in found if r is None]
 
 
-#: the paper-scale sweeps in the order a GPU should train them: (label, registry sweep, fields it selects)
-_PAPER = (
-    ("Fig. 10a", "fig10", {"d": 4}),
-    ("Fig. 10b", "fig10", {"d": 32}),
-    ("Fig. 14", "fig14", {}),
-    ("Fig. 11", "fig11", {}),
-    ("Fig. 13", "fig13", {}),
-    ("Fig. 15", "fig15", {}),
-    ("Fig. 17", "fig17", {}),
-)
+#: the learning chapters' sweeps in the order a GPU should train them at the paper's settings
+PAPER_SWEEPS = ("fig10", "fig10b", "fig14", "fig11", "fig13", "fig15", "fig17")
 
 
 def paper_sweeps(p=None) -> list[tuple[str, list, bool]]:
-    """The learning chapters' sweeps at the paper's settings ``p`` (default ``params("learning",
-    "paper")``), in the order a GPU should train them: ``(label, [(base config, axes)], unstacked)`` for
-    Figs. 10a, 10b, 14, 11, 13, 15 and 17 (whose GPU sweep spans the paper's :data:`WALL_NS`; it times
-    single runs, so it trains unstacked). Chapter 06's models (the sweep ``fig6``) train with
-    ``python -m lloydbook.record fig6 --budget S --out results/recorded/<machine>``."""
+    """The learning chapters' sweeps at the paper's settings ``p`` (default ``params("learning", "paper")``),
+    in the order a GPU should train them (:data:`PAPER_SWEEPS`): ``(name, [(base config, axes)], unstacked)``.
+    ``fig17`` spans the paper's :data:`WALL_NS` (it times single runs, so it trains unstacked). Chapter 06's
+    models (the sweep ``fig6``) train with ``python -m lloydbook.record fig6 --budget S --out
+    results/recorded/<machine>``."""
     p = params("learning", "paper") if p is None else p
-    out = []
-    for label, name, where in _PAPER:
-        sweep = get(name)
-        q = p if sweep.settings == "learning" else params(sweep.settings, "paper")
-        if name == "fig17":
-            entries = _wall(q, WALL_NS)
-        else:
-            entries = [
-                (base.replace(**where), {f: v for f, v in axes.items() if f not in where})
-                for base, axes in sweep.specs(q)
-            ]
-        out.append((label, entries, not sweep.stacked))
-    return out
+    return [
+        (name, _wall(p, WALL_NS) if name == "fig17" else get(name).specs(p), not get(name).stacked)
+        for name in PAPER_SWEEPS
+    ]
 
 
 def sweep_configs(specs) -> list:

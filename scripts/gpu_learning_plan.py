@@ -3,7 +3,7 @@
 The chapters "Learning one Lloyd step" (book/04_learning.ipynb) and "Shapes" (book/05_shapes.ipynb) read
 paper-scale runs from a recorded store or cache root ``results/recorded/<machine>/`` trained on a GPU and
 committed. Their settings are ``SCALES["learning"]["paper"]`` (lloydbook/scales.py). This script lists those sweeps in priority order
-(Fig. 10a, 10b, 14, 11, 13, 15, 17), counts each run once (in the first part that has it), reports the runs
+(the registry's fig10, fig10b, fig14, fig11, fig13, fig15, fig17), counts each run once (in the first part that has it), reports the runs
 already finished under ``--results DIR/<machine>``, and prints each part's ``python -m lloydlib train``
 command, its stacks (``lloydlib.training.sweep.plan``) and an estimated GPU time:
 

@@ -1,10 +1,10 @@
 """The learning chapters' GPU sections: the commands that train the paper-scale sweeps, and what a machine
 recorded of them, shown beside this build's runs and judged (:func:`.sweeps.judge_line`).
 
-A chapter names its sweeps by their labels in :func:`lloydbook.sweeps.paper_sweeps` (``"Fig. 10a"``, ...)::
+A chapter names its sweeps by their registry names (:data:`lloydbook.sweeps.PAPER_SWEEPS`)::
 
-    paper_scale.gpu_commands(PAPER, ("Fig. 10a", "Fig. 10b", "Fig. 17"))  # a table of shell commands
-    paper_scale.gpu_section(("Fig. 10a", "Fig. 10b", "Fig. 17"), PAPER, {"Fig. 10a": runs, "Fig. 10b": runs})
+    paper_scale.gpu_commands(PAPER, ("fig10", "fig10b", "fig17"))  # a table of shell commands
+    paper_scale.gpu_section(("fig10", "fig10b", "fig17"), PAPER, {"fig10": runs, "fig10b": runs})
 """
 
 from __future__ import annotations
@@ -52,7 +52,7 @@ def _value(v) -> str:
 
 def _fig10_figure(found, p, machine: str) -> None:
     """Figure 10 of a machine's recorded runs, one figure per d, one column per tau recorded at that d."""
-    G = training.group(found, *FIELDS["Fig. 10a"])
+    G = training.group(found, *FIELDS["fig10"])
     for d in dict.fromkeys(key[0] for key in G):
         taus = [t for t in p["taus"] if any((d, t, e, l) in G for e in p["embeddings"] for l in p["losses"])]
         cols = [
@@ -67,7 +67,7 @@ def gpu_section(names, p, ours: dict | None = None, *, dirs=None) -> Table:
     For every machine folder of ``dirs`` (default: the GPU machines' folders under ``results/recorded/``,
     :func:`lloydbook.results.gpu_run_dirs`) and every sweep of ``names`` it holds runs of: shows the recorded runs beside
     this build's (a :func:`lloydbook.learning.comparison_table`, for the sweeps in ``ours``, which maps a
-    sweep's label to this build's runs of it, matched on the sweep's fields :data:`.sweeps.FIELDS`), draws
+    sweep's name to this build's runs of it, matched on the sweep's fields :data:`.sweeps.FIELDS`), draws
     Figure 10 or 17 from them, and judges the sweep (:func:`.sweeps.judge_line`: a complete sweep records
     its claims ``<id>-gpu-<machine>``, a partial one judges nothing).
 
@@ -93,9 +93,9 @@ def gpu_section(names, p, ours: dict | None = None, *, dirs=None) -> Table:
                         (*fields, "GPU, paper scale", "this build"),
                     )
                 )
-            if found and name.startswith("Fig. 10"):
+            if found and name.startswith("fig10"):
                 _fig10_figure(found, p, root.name)
-            if found and name == "Fig. 17":
+            if found and name == "fig17":
                 cols, titles = wall_panels(found)
                 figures.figure(cols, titles, f"Figure 17 from {root.name} (paper scale)", x="time", ylim=(0.8, 2.5))
             line = judge_line(name, found, p, root.name)

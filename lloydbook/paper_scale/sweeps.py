@@ -15,66 +15,59 @@ __all__ = ["FIELDS", "judge", "judge_line", "wall_panels"]
 
 #: the config fields each sweep's claims group its runs by (the keys of their ``G``)
 FIELDS = {
-    "Fig. 10a": ("d", "tau", "embedding", "loss"),
-    "Fig. 10b": ("d", "tau", "embedding", "loss"),
-    "Fig. 14": ("d", "tau", "embedding", "loss"),
-    "Fig. 11": ("d", "lr", "embedding", "loss"),
-    "Fig. 13": ("n", "embedding", "loss"),
-    "Fig. 15": ("d", "tau", "k", "embedding", "loss"),
-    "Fig. 17": ("d", "k", "n", "embedding"),
+    "fig10": ("d", "tau", "embedding", "loss"),
+    "fig10b": ("d", "tau", "embedding", "loss"),
+    "fig14": ("d", "tau", "embedding", "loss"),
+    "fig11": ("d", "lr", "embedding", "loss"),
+    "fig13": ("n", "embedding", "loss"),
+    "fig15": ("d", "tau", "k", "embedding", "loss"),
+    "fig17": ("d", "k", "n", "embedding"),
 }
 
 
+def _fig10(ds: str):
+    def claims(G, p, machine):
+        kw = dict(taus=p["taus"], embeddings=p["embeddings"], losses=p["losses"], seeds=len(p["seeds"]))
+        return [i for d in p[ds] for i in fig10_claims(G, d=d, machine=machine, **kw)]
+
+    return claims
+
+
+#: sweep name -> its findings decided on a machine's grouped runs ``G`` at the paper's settings ``p``
+_CLAIMS = {
+    "fig10": _fig10("tau_ds"),
+    "fig10b": _fig10("tau_b_ds"),
+    "fig14": lambda G, p, machine: fig14_claims(
+        G, ds=p["ds"], taus=p["d_taus"], embeddings=p["d_embeddings"], losses=p["losses"], seeds=len(p["seeds"]),
+        machine=machine,
+    ),
+    "fig11": lambda G, p, machine: fig11_claims(
+        G, ds=p["lr_ds"], lrs=p["lrs"], embeddings=p["lr_embeddings"], losses=p["sub_losses"],
+        seeds=len(p["lr_seeds"]), machine=machine,
+    ),
+    "fig13": lambda G, p, machine: fig13_claims(
+        G, ns=p["ns"], n0=p["base"]["n"], k=p["base"]["k"], min_ppc=p["k_min_ppc"], embeddings=p["n_embeddings"],
+        losses=p["sub_losses"], seeds=len(p["n_seeds"]), machine=machine,
+    ),
+    "fig15": lambda G, p, machine: fig15_claims(
+        G, cases=p["k_cases"], ks=p["ks"], embeddings=p["embeddings"], losses=p["sub_losses"],
+        seeds=len(p["k_seeds"]), n=p["base"]["n"], machine=machine,
+    ),
+    "fig17": lambda G, p, machine: fig17_claims(
+        G, cases=p["wall_cases"], ns=WALL_NS, seeds=len(p["seeds"]), machine=machine
+    ),
+}  # fmt: skip
+
+
 def judge(name: str, runs, p, machine: str) -> list[str]:
-    """Decide the statements of the paper-scale sweep ``name`` (a name of ``paper_sweeps(p)``) on ``runs``,
-    the runs of that sweep a GPU recorded (any subset), at the settings ``p`` (``book.params("learning",
-    "paper")``); returns the claim ids recorded, [] unless every setting has all its seeds."""
-    if name not in FIELDS:
-        raise ValueError(f"name must be one of the paper-scale sweeps {list(FIELDS)}, got {name!r}")
+    """Decide the statements of the paper-scale sweep ``name`` (one of
+    :data:`lloydbook.sweeps.PAPER_SWEEPS`) on ``runs``, the runs of that sweep a machine recorded (any subset),
+    at the settings ``p`` (``book.params("learning", "paper")``); returns the claim ids recorded, [] unless
+    every setting has all its seeds."""
+    if name not in _CLAIMS:
+        raise ValueError(f"name must be one of the paper-scale sweeps {list(_CLAIMS)}, got {name!r}")
     claim_suffix(machine)  # a bad machine name fails even on a partial sweep
-    G = training.group(list(runs), *FIELDS[name])
-    seeds, kw = len(p["seeds"]), dict(machine=machine)
-    if name in ("Fig. 10a", "Fig. 10b"):
-        d = {n: specs for n, specs, _ in paper_sweeps(p)}[name][0][0].d
-        return fig10_claims(G, d=d, taus=p["taus"], embeddings=p["embeddings"], losses=p["losses"], seeds=seeds, **kw)
-    if name == "Fig. 14":
-        return fig14_claims(
-            G, ds=p["ds"], taus=p["d_taus"], embeddings=p["d_embeddings"], losses=p["losses"], seeds=seeds, **kw
-        )
-    if name == "Fig. 11":
-        return fig11_claims(
-            G,
-            ds=p["lr_ds"],
-            lrs=p["lrs"],
-            embeddings=p["lr_embeddings"],
-            losses=p["sub_losses"],
-            seeds=len(p["lr_seeds"]),
-            **kw,
-        )
-    if name == "Fig. 13":
-        return fig13_claims(
-            G,
-            ns=p["ns"],
-            n0=p["base"]["n"],
-            k=p["base"]["k"],
-            min_ppc=p["k_min_ppc"],
-            embeddings=p["n_embeddings"],
-            losses=p["sub_losses"],
-            seeds=len(p["n_seeds"]),
-            **kw,
-        )
-    if name == "Fig. 15":
-        return fig15_claims(
-            G,
-            cases=p["k_cases"],
-            ks=p["ks"],
-            embeddings=p["embeddings"],
-            losses=p["sub_losses"],
-            seeds=len(p["k_seeds"]),
-            n=p["base"]["n"],
-            **kw,
-        )
-    return fig17_claims(G, cases=p["wall_cases"], ns=WALL_NS, seeds=seeds, **kw)
+    return _CLAIMS[name](training.group(list(runs), *FIELDS[name]), p, machine)
 
 
 def judge_line(name: str, runs, p, machine: str) -> str:

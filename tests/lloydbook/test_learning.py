@@ -263,15 +263,15 @@ def test_evidence_text_is_the_rows_ours():
 
 
 def test_paper_decides_names_the_setting_and_the_command_of_the_selected_runs():
-    text = learning.paper_decides("Fig. 11", ("n", "d", "lr"), d=32)
+    text = learning.paper_decides("fig11", ("n", "d", "lr"), d=32)
     assert text.startswith("the paper's setting (n=512, d=32, lr in {0.001, 0.01, 0.1, 1}; 5,000 steps; 10 seeds)")
     assert "`python -m lloydlib train --d 32 " in text and "--d 4 32" not in text
-    assert "one run at a time" in learning.paper_decides("Fig. 17", d=16, k=16)
+    assert "one run at a time" in learning.paper_decides("fig17", d=16, k=16)
     assert "--family normal cauchy" in learning.paper_decides("families", tau=0.1, loss="L2", embedding="BN")
     with pytest.raises(ValueError, match="selects no run"):
-        learning.paper_decides("Fig. 13", d=7)
-    with pytest.raises(ValueError, match="paper-scale sweep"):
-        learning.paper_decides("Fig. 99")
+        learning.paper_decides("fig13", d=7)
+    with pytest.raises(ValueError, match="one of the book.s sweeps"):
+        learning.paper_decides("fig99")
 
 
 def test_decide_or_open_records_a_claim_when_decided_and_an_open_row_when_not(chapter, monkeypatch):

@@ -116,29 +116,26 @@ def test_paper_sweeps_in_priority_order_with_their_seeds():
     p = book.params("learning", "paper")
     out = sweeps.paper_sweeps(p)
     assert [name for name, _, _ in out] == [
-        "Fig. 10a",
-        "Fig. 10b",
-        "Fig. 14",
-        "Fig. 11",
-        "Fig. 13",
-        "Fig. 15",
-        "Fig. 17",
+        "fig10",
+        "fig10b",
+        "fig14",
+        "fig11",
+        "fig13",
+        "fig15",
+        "fig17",
     ]
     by = {name: (specs, unstacked) for name, specs, unstacked in out}
-    assert {c.d for c in sweeps.sweep_configs(by["Fig. 10a"][0])} == {4}
-    assert {c.d for c in sweeps.sweep_configs(by["Fig. 10b"][0])} == {32}
-    assert by["Fig. 10b"][0][0][0].d == 32  # the base carries the selected d (paper_scale.sweeps reads it)
-    assert {c.seed for c in sweeps.sweep_configs(by["Fig. 13"][0])} == set(p["n_seeds"])
-    assert {c.n for c in sweeps.sweep_configs(by["Fig. 17"][0])} == set(sweeps.WALL_NS) and by["Fig. 17"][1]
-    (loop, *_) = sweeps.sweep_commands(*by["Fig. 17"], "out")
+    assert {c.d for c in sweeps.sweep_configs(by["fig10"][0])} == {4}
+    assert {c.d for c in sweeps.sweep_configs(by["fig10b"][0])} == {32}
+    assert {c.seed for c in sweeps.sweep_configs(by["fig13"][0])} == set(p["n_seeds"])
+    assert {c.n for c in sweeps.sweep_configs(by["fig17"][0])} == set(sweeps.WALL_NS) and by["fig17"][1]
+    (loop, *_) = sweeps.sweep_commands(*by["fig17"], "out")
     assert loop.startswith("for n in 256 512 1024; do ") and loop.endswith("--cache-dir out; done; done; done")
-    (cmd,) = sweeps.sweep_commands(*by["Fig. 10a"], "out")
+    (cmd,) = sweeps.sweep_commands(*by["fig10"], "out")
     assert cmd.startswith("python -m lloydlib train") and "--tau 1 0.25 0.14 0.1" in cmd
-    # every paper sweep is the registry's sweep at the paper's settings (Fig. 17's over the paper's n)
-    for label, name in (("Fig. 14", "fig14"), ("Fig. 11", "fig11"), ("Fig. 13", "fig13"), ("Fig. 15", "fig15")):
-        assert set(sweeps.sweep_configs(by[label][0])) == set(sweeps.configs(name, "paper"))
-    both = sweeps.sweep_configs(by["Fig. 10a"][0] + by["Fig. 10b"][0])
-    assert set(both) == set(sweeps.configs("fig10", "paper"))
+    # every paper sweep but fig17 is the registry's sweep at the paper's settings (fig17's spans the paper's n)
+    for name in sweeps.PAPER_SWEEPS[:-1]:
+        assert sweeps.sweep_configs(by[name][0]) == sweeps.configs(name, "paper")
 
 
 def test_runs_reads_the_store_and_trains_only_what_is_missing(tmp_path, monkeypatch, capsys):

@@ -12,9 +12,9 @@ gpu_plan = load_script("gpu_learning_plan")
 
 def test_fig_10a_comes_first_with_240_runs():
     name, configs, unstacked = gpu_plan.parts()[0]
-    assert name == "Fig. 10a" and len(configs) == 240 and not unstacked
+    assert name == "fig10" and len(configs) == 240 and not unstacked
     assert {c.d for c in configs} == {4}
-    assert gpu_plan.parts()[-1][0] == "Fig. 17" and gpu_plan.parts()[-1][2]  # unstacked
+    assert gpu_plan.parts()[-1][0] == "fig17" and gpu_plan.parts()[-1][2]  # unstacked
 
 
 def test_no_part_repeats_a_config_of_its_own():
@@ -41,16 +41,16 @@ def test_a_full_stack_costs_one_run():
 def test_dry_run_prints_the_plan_and_budget(tmp_path, capsys):
     assert gpu_plan.main(["--dry-run", "--budget-minutes", "60", "--results", str(tmp_path)]) == 0
     out = capsys.readouterr().out
-    assert "Fig. 10a" in out and "Fig. 17" in out
+    assert "fig10" in out and "fig17" in out
     assert f"--cache-dir {(tmp_path / 'h200').as_posix()}" in out
-    assert "Parts that fit in 60 min: Fig. 10a" in out
+    assert "Parts that fit in 60 min: fig10" in out
 
 
 def test_finished_runs_are_reported_done(tmp_path, capsys, monkeypatch):
     first = gpu_plan.parts()[0][1][0]
     monkeypatch.setattr(gpu_plan.training, "lookup", lambda c, roots: object() if c.key() == first.key() else None)
     assert gpu_plan.main(["--dry-run", "--results", str(tmp_path)]) == 0
-    assert "Fig. 10a: 240 runs (239 new, 1 done" in capsys.readouterr().out
+    assert "fig10: 240 runs (239 new, 1 done" in capsys.readouterr().out
 
 
 def test_without_dry_run_it_refuses(capsys):

@@ -43,34 +43,34 @@ def machine(monkeypatch):
 
 
 def test_gpu_commands_lists_every_command_of_the_sweeps_named():
-    table = report.gpu_commands(PAPER, ("Fig. 10a", "Fig. 17"))
-    expected = [sweep_commands(*SWEEPS[n], results.RECORDED_STORE) for n in ("Fig. 10a", "Fig. 17")]
-    assert [r[0] for r in table.rows] == ["Fig. 10a"] * len(expected[0]) + ["Fig. 17"] * len(expected[1])
+    table = report.gpu_commands(PAPER, ("fig10", "fig17"))
+    expected = [sweep_commands(*SWEEPS[n], results.RECORDED_STORE) for n in ("fig10", "fig17")]
+    assert [r[0] for r in table.rows] == ["fig10"] * len(expected[0]) + ["fig17"] * len(expected[1])
     assert table.rows[0][1] == f"<code>{expected[0][0].replace('<', '&lt;').replace('>', '&gt;')}</code>"
     assert "&lt;machine&gt;" in table.header[1] and "<machine>" not in table._repr_html_().replace("<code>", "")
     assert "for n in 256 512 1024" in table.rows[-1][1]  # Fig. 17 trains one run at a time
     with pytest.raises(ValueError, match="names must be paper-scale sweeps"):
-        report.gpu_commands(PAPER, ("Fig. 99",))
+        report.gpu_commands(PAPER, ("fig99",))
 
 
 def test_gpu_section_says_when_no_gpu_results_are_committed():
-    table = report.gpu_section(("Fig. 14", "Fig. 11"), PAPER, dirs=[])
+    table = report.gpu_section(("fig14", "fig11"), PAPER, dirs=[])
     assert table.header == ["machine", "hardware", "sweep", "recorded runs"]
     assert table.rows == [
-        ["none", "-", "Fig. 14, Fig. 11", "no recorded results are committed (nothing under results/recorded/)"]
+        ["none", "-", "fig14, fig11", "no recorded results are committed (nothing under results/recorded/)"]
     ]
 
 
 def test_gpu_section_judges_a_complete_sweep_and_shows_it_beside_ours(chapter, machine, capsys):
     claims.start("shapes")
-    machine.extend(recorded("Fig. 13"))
-    ours = [run(np.full(11, 0.9), s, config=c) for s, c in enumerate(sweep_configs(SWEEPS["Fig. 13"][0])[:3])]
-    table = report.gpu_section(("Fig. 13", "Fig. 15"), PAPER, {"Fig. 13": ours}, dirs=[Path("results/recorded/h200")])
-    fig15 = sweep_configs(SWEEPS["Fig. 15"][0])
-    shared = len(set(fig15) & set(sweep_configs(SWEEPS["Fig. 13"][0])))  # Fig. 15 at d=4, tau=0.1, k=6: n=512's
+    machine.extend(recorded("fig13"))
+    ours = [run(np.full(11, 0.9), s, config=c) for s, c in enumerate(sweep_configs(SWEEPS["fig13"][0])[:3])]
+    table = report.gpu_section(("fig13", "fig15"), PAPER, {"fig13": ours}, dirs=[Path("results/recorded/h200")])
+    fig15 = sweep_configs(SWEEPS["fig15"][0])
+    shared = len(set(fig15) & set(sweep_configs(SWEEPS["fig13"][0])))  # Fig. 15 at d=4, tau=0.1, k=6: n=512's
     assert shared == 60 and table.rows == [
-        ["h200", "NVIDIA H200", "Fig. 13", "judged at paper scale: shapes-n-little-difference-gpu-h200"],
-        ["h200", "NVIDIA H200", "Fig. 15", f"partial ({shared} of {len(fig15)} runs): shown, not judged"],
+        ["h200", "NVIDIA H200", "fig13", "judged at paper scale: shapes-n-little-difference-gpu-h200"],
+        ["h200", "NVIDIA H200", "fig15", f"partial ({shared} of {len(fig15)} runs): shown, not judged"],
     ]
     assert [c.id for c in claims.claims()] == ["shapes-n-little-difference-gpu-h200"]
     shown = capsys.readouterr().out  # the comparison table (outside IPython, display prints its text)
@@ -83,13 +83,13 @@ def test_gpu_section_judges_a_complete_sweep_and_shows_it_beside_ours(chapter, m
 
 
 def test_gpu_section_draws_figures_10_and_17_and_judges_nothing_partial(chapter, machine):
-    machine.extend(recorded("Fig. 10a")[:-1] + recorded("Fig. 17")[1:])
-    table = report.gpu_section(("Fig. 10a", "Fig. 10b", "Fig. 17"), PAPER, dirs=["h200"])
-    ten, seventeen = len(sweep_configs(SWEEPS["Fig. 10a"][0])), len(sweep_configs(SWEEPS["Fig. 17"][0]))
+    machine.extend(recorded("fig10")[:-1] + recorded("fig17")[1:])
+    table = report.gpu_section(("fig10", "fig10b", "fig17"), PAPER, dirs=["h200"])
+    ten, seventeen = len(sweep_configs(SWEEPS["fig10"][0])), len(sweep_configs(SWEEPS["fig17"][0]))
     assert [r[2:] for r in table.rows] == [
-        ["Fig. 10a", f"partial ({ten - 1} of {ten} runs): shown, not judged"],
-        ["Fig. 10b", "not recorded"],
-        ["Fig. 17", f"partial ({seventeen - 1} of {seventeen} runs): shown, not judged"],
+        ["fig10", f"partial ({ten - 1} of {ten} runs): shown, not judged"],
+        ["fig10b", "not recorded"],
+        ["fig17", f"partial ({seventeen - 1} of {seventeen} runs): shown, not judged"],
     ]
     assert claims.claims() == []
     assert len(plt.get_fignums()) == 2  # Fig. 10 at d=4 and Fig. 17

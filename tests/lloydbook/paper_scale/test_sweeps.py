@@ -35,36 +35,36 @@ def test_fields_are_the_sweeps_and_their_configs_fields():
 
 
 def test_judge_decides_a_paper_scale_sweep_by_its_name(chapter):
-    ids = paper_scale.judge("Fig. 17", recorded("Fig. 17", wall_run), PAPER, "H200")
+    ids = paper_scale.judge("fig17", recorded("fig17", wall_run), PAPER, "H200")
     assert ids == ["learning-wallclock-bn-slower-gpu-h200", "learning-wallclock-bn-initially-faster-gpu-h200"]
-    assert paper_scale.judge("Fig. 17", recorded("Fig. 17", wall_run)[1:], PAPER, "H200") == []
+    assert paper_scale.judge("fig17", recorded("fig17", wall_run)[1:], PAPER, "H200") == []
     with pytest.raises(ValueError, match="name must be one of the paper-scale sweeps"):
-        paper_scale.judge("Fig. 99", [], PAPER, "H200")
+        paper_scale.judge("fig99", [], PAPER, "H200")
 
 
 def test_judge_checks_the_machine_even_without_runs(chapter):
     with pytest.raises(ValueError, match="machine must name the GPU machine"):
-        paper_scale.judge("Fig. 13", [], PAPER, "()")
-    assert paper_scale.judge("Fig. 13", iter([]), PAPER, "h200") == []  # any iterable of runs
+        paper_scale.judge("fig13", [], PAPER, "()")
+    assert paper_scale.judge("fig13", iter([]), PAPER, "h200") == []  # any iterable of runs
 
 
 def test_judge_line_says_what_was_judged_for_every_sweep(chapter):
-    runs = recorded("Fig. 17", wall_run)
-    partial = paper_scale.judge_line("Fig. 17", runs[:-1], PAPER, "h200")
-    assert partial == f"h200, Fig. 17: partial ({len(runs) - 1} of {len(runs)} runs): shown, not judged"
+    runs = recorded("fig17", wall_run)
+    partial = paper_scale.judge_line("fig17", runs[:-1], PAPER, "h200")
+    assert partial == f"h200, fig17: partial ({len(runs) - 1} of {len(runs)} runs): shown, not judged"
     assert claims.claims() == []
-    assert paper_scale.judge_line("Fig. 13", [], PAPER, "h200") == "h200, Fig. 13: not recorded"
-    line = paper_scale.judge_line("Fig. 17", runs, PAPER, "h200")
-    assert line.startswith("h200, Fig. 17: judged at paper scale: learning-wallclock-bn-slower-gpu-h200, ")
+    assert paper_scale.judge_line("fig13", [], PAPER, "h200") == "h200, fig13: not recorded"
+    line = paper_scale.judge_line("fig17", runs, PAPER, "h200")
+    assert line.startswith("h200, fig17: judged at paper scale: learning-wallclock-bn-slower-gpu-h200, ")
 
 
 def test_wall_panels_are_one_column_per_case_and_n():
-    cols, titles = paper_scale.wall_panels(recorded("Fig. 17", wall_run))
+    cols, titles = paper_scale.wall_panels(recorded("fig17", wall_run))
     assert titles[0] == "d=16, k=16, n=256" and len(cols) == 6 and set(cols[0]) == {("OH", "L2"), ("BN", "L2")}
 
 
 def test_wall_panels_keep_the_order_runs_came_in_and_what_is_missing():
-    runs = recorded("Fig. 17", wall_run)
+    runs = recorded("fig17", wall_run)
     only_bn_32 = [r for r in runs if r.config.d == 32 and r.config.embedding == "BN" and r.config.n == 512]
     cols, titles = paper_scale.wall_panels(only_bn_32 + [r for r in runs if r.config.d == 16 and r.config.n == 256])
     assert titles == ["d=32, k=25, n=512", "d=16, k=16, n=256"]
@@ -73,13 +73,13 @@ def test_wall_panels_keep_the_order_runs_came_in_and_what_is_missing():
 
 
 FIRST = {
-    "Fig. 10a": "learning-l2-lower-train-loss-d4-gpu-h200",
-    "Fig. 10b": "learning-l2-lower-train-loss-d32-gpu-h200",
-    "Fig. 14": "shapes-d-oh-bn-gap-shrinks-gpu-h200",
-    "Fig. 11": "shapes-lr-small-monotone-slow-d4-gpu-h200",
-    "Fig. 13": "shapes-n-little-difference-gpu-h200",
-    "Fig. 15": "shapes-k-bn-degrades-gpu-h200",
-    "Fig. 17": "learning-wallclock-bn-slower-gpu-h200",
+    "fig10": "learning-l2-lower-train-loss-d4-gpu-h200",
+    "fig10b": "learning-l2-lower-train-loss-d32-gpu-h200",
+    "fig14": "shapes-d-oh-bn-gap-shrinks-gpu-h200",
+    "fig11": "shapes-lr-small-monotone-slow-d4-gpu-h200",
+    "fig13": "shapes-n-little-difference-gpu-h200",
+    "fig15": "shapes-k-bn-degrades-gpu-h200",
+    "fig17": "learning-wallclock-bn-slower-gpu-h200",
 }
 
 
