@@ -46,7 +46,6 @@ __all__ = [
     "finite_pairs",
     "transfer_correlation",
     "band_outcome",
-    "outcomes_of",
     "squeeze_numbers",
     "same_family_numbers",
     "transfer_numbers",
@@ -231,12 +230,6 @@ def band_outcome(corr: dict, band: float) -> str:
     if -band < corr["low"] and corr["high"] < band:
         return "holds"
     return "fails" if corr["low"] > band or corr["high"] < -band else "undetermined"
-
-
-def outcomes_of(evidence: dict, keys) -> str:
-    """The outcomes of ``evidence[key]`` for ``keys`` as ``'BN: fails; ...'`` (``'none'`` without keys): a
-    comparison the chapter reports without asserting it."""
-    return "; ".join(f"{key}: {evidence[key].outcome}" for key in keys) or "none"
 
 
 # ----------------------------------------------------------------------------------------- prose numbers

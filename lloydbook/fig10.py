@@ -29,6 +29,8 @@ __all__ = [
     "recorded_groups",
     "recorded_parts",
     "missing_text",
+    "COLLAPSE_SOURCE",
+    "collapse",
 ]
 
 #: where Figure 10's findings are stated
@@ -259,3 +261,30 @@ def recorded_parts(rec: Recorded, missing, tiers, d: int, taus, embeddings, loss
         text = f"{len(runs) - len(lacking)} of {len(runs)} recorded; missing: {missing_text(lacking)}"
         out[name] = Part(statement, paper, runs, [Evidence("the runs it reads", "undetermined", text)])
     return out
+
+
+#: where the collapse finding comes from: none of the paper's (it explains Fig. 10's NE at tau=1)
+COLLAPSE_SOURCE = "beyond the paper (explains Fig. 10)"
+
+
+def collapse(spread: dict, runs: list, embeddings) -> Part:
+    """Why NE fails at the largest tau (beyond the paper): ``spread[(embedding, loss)]``, per seed, the spread of the
+    learned layer's output centers relative to a Lloyd step's (:func:`lloydbook.learning.relative_spread`), read on
+    ``runs``. Holds when, for every embedding, NE's spread is below 1/4 and below L2's (paired by seed)."""
+    missing = [(e, l) for e in embeddings for l in ("NE", "L2") if (e, l) not in spread]
+    if missing:
+        raise ValueError(f"spread must hold every embedding's NE and L2 spreads; missing {missing}")
+    nes = [spread[(e, "NE")] for e in embeddings]
+    return Part(
+        r"Why NE fails at $\tau = 1$: the learned layer pulls the centers together (spread of its output centers "
+        r"below 1/4 of a Lloyd step's), and more than L2 at the same $\tau$, for every embedding",
+        "not analysed",
+        runs,
+        [
+            all_of("NE spread below 1/4", [below(e, ne, 0.25, "NE spread") for e, ne in zip(embeddings, nes)]),
+            all_of(
+                "NE spread below L2's",
+                [lower(e, ne, spread[(e, "L2")], "NE", "L2", paired=True) for e, ne in zip(embeddings, nes)],
+            ),
+        ],
+    )

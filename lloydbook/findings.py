@@ -68,7 +68,8 @@ def nan_as_inf(values) -> np.ndarray:
 
 def _where(runs, paper_setting: dict) -> str:
     configs = [getattr(r, "config", r) for r in runs]
-    ours = {f: sorted({getattr(c, f) for c in configs}) for f in paper_setting}
+    ours = {f: list(dict.fromkeys(getattr(c, f) for c in configs)) for f in paper_setting}
+    ours = {f: sorted(v) if all(isinstance(x, (int, float)) for x in v) else v for f, v in ours.items()}
     return at(ours, paper_setting)
 
 

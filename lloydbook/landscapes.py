@@ -52,6 +52,7 @@ __all__ = [
     "plane_max",
     "centre",
     "pooled_median",
+    "shape_numbers",
     "gap_numbers",
     "shape_table",
     "gap_table",
@@ -182,6 +183,15 @@ def pooled_median(per_seed: dict, keys) -> float:
     if not keys:
         raise ValueError("keys must name at least one setting, got none")
     return float(np.median(np.concatenate([np.ravel(per_seed[k]) for k in keys])))
+
+
+def shape_numbers(S: dict) -> dict:
+    """What Fig. 3's text and its unimodality claim quote of the surfaces ``S[key]`` (seeds, g, g), every seed of
+    every key pooled: ``{glue name: value}``, the number of surfaces, how many have exactly one strict local minimum
+    (:func:`minima_counts`) and the lowest :func:`second_minimum_ratios` (+inf when none has a second)."""
+    counts = np.concatenate([minima_counts(s) for s in S.values()])
+    second = np.concatenate([second_minimum_ratios(s) for s in S.values()])
+    return {"n-surfaces": len(counts), "n-unimodal": int(np.sum(counts == 1)), "second-min": float(second.min())}
 
 
 def gap_numbers(by_family: dict, by_d: dict, embeddings, *, dmin: int, dmax: int, n: int) -> dict:

@@ -347,9 +347,14 @@ def _field(name: str, value) -> str:
 def at(ours: dict, paper: dict) -> str:
     """The opening of a claim's statement when it is decided away from the paper's setting: ``"At n=32,
     6,000 steps (the paper: n=512, 10,000 steps): "`` for the fields of ``ours`` whose value differs from
-    ``paper``'s (field -> value or list of values; ``steps`` written as a count, a field the paper does not
-    state as None), "" when none differs (at the paper's own setting the statement is the paper's)."""
-    diff = [f for f in ours if _field(f, ours[f]) != _field(f, paper.get(f))]
+    ``paper``'s (field -> value or list of values, compared as sets and written in the order given; ``steps``
+    written as a count, a field the paper does not state as None), "" when none differs (at the paper's own
+    setting the statement is the paper's)."""
+
+    def text(f, v):  # a set of values reads the same in any order
+        return _field(f, sorted(v, key=str) if isinstance(v, (list, tuple)) else v)
+
+    diff = [f for f in ours if text(f, ours[f]) != text(f, paper.get(f))]
     if not diff:
         return ""
     ours_text, paper_text = (", ".join(_field(f, d.get(f)) for f in diff) for d in (ours, paper))

@@ -27,7 +27,15 @@ import torch
 
 import lloydlib as L
 from lloydlib.checks import check_choice, check_int
-from lloydlib.generalisation.multistep import MODES, lloyd_objectives, mean_log, model_objectives, seed_quartiles
+from lloydlib.generalisation.multistep import (
+    MODES,
+    lloyd_objectives,
+    mean_log,
+    model_objectives,
+    multistep,
+    seed_quartiles,
+)
+from lloydlib.model import LearnableTransformer
 
 from .figures import COLOR, DASH
 
@@ -43,6 +51,7 @@ __all__ = [
     "pooled_median",
     "init_numbers",
     "eval_ns",
+    "exact_deviation",
     "data_rewrite",
     "panels",
     "gap_panels",
@@ -181,6 +190,19 @@ def eval_ns(train_n: int, ratios) -> list[int]:
     """Fig. 12's evaluation sizes ``ratio * train_n``, sorted, without the training n itself (the paper's
     ratios 1/4, 1/2, 2, 4 of its training n = 512 give its 128, 256, 1024, 2048)."""
     return sorted({int(round(r * train_n)) for r in ratios} - {int(train_n)})
+
+
+def exact_deviation(T: int, seed: int) -> float:
+    """The largest deviation from Lloyd's centers of Theorem B.1's exact layer (``gamma = inf``, OH and BN, float64)
+    run for ``T`` steps in every mode of :data:`lloydlib.generalisation.multistep.MODES`, on 16 tasks (d=3, k=5,
+    n=48) drawn with ``seed``: a check of the evaluation code (0 up to rounding)."""
+    X, C0 = L.sample_tasks(16, 48, 3, 5, seed=seed, dtype=torch.float64)
+    dev = 0.0
+    for emb in ("OH", "BN"):
+        exact = LearnableTransformer(3, 5, emb, gamma=float("inf"), dtype=torch.float64).load_theorem_weights()
+        out = multistep(exact, X, C0, check_int("T", T, 1))
+        dev = max(dev, max(float((out[m] - out["lloyd"]).abs().max()) for m in MODES))
+    return dev
 
 
 def data_rewrite(runs, tasks: int, task_seed: int) -> np.ndarray:

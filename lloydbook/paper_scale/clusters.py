@@ -4,7 +4,7 @@ them (and chapter 05 decides them on this build's runs), decided on a GPU machin
 from __future__ import annotations
 
 from .. import fig15
-from .common import Recorder, check_groups, check_seeds, check_values, complete
+from .common import Recorder, check_groups, check_seeds, check_values, first
 from .shapes import record_parts
 
 __all__ = ["fig15_claims"]
@@ -21,8 +21,8 @@ def fig15_claims(G: dict, *, cases, ks, embeddings, losses, seeds: int, machine:
     embeddings = check_values("embeddings", embeddings, ("OH", "BN"))
     losses = check_values("losses", losses, ("L2",))
     record = Recorder(machine, fig15.SOURCES["k-bn-degrades"])
-    if not complete(G, [(d, t, k, e, l) for d, t in cases for k in ks for e in embeddings for l in losses], seeds):
+    G = first(G, [(d, t, k, e, l) for d, t in cases for k in ks for e in embeddings for l in losses], seeds)
+    if G is None:
         return []
-    first = {key: runs[:seeds] for key, runs in G.items()}
-    record_parts(record, fig15.parts(first, cases, ks, embeddings, losses, n=n), fig15.SOURCES, machine)
+    record_parts(record, fig15.parts(G, cases, ks, embeddings, losses, n=n), fig15.SOURCES, machine)
     return record.ids

@@ -8,11 +8,13 @@ import re
 from lloydlib.checks import check_int
 
 from ..claims.evidence import decide
+from ..claims.registry import open_row
 
 __all__ = [
     "EXPECTED",
     "claim_suffix",
     "complete",
+    "first",
     "check_seeds",
     "check_values",
     "check_groups",
@@ -34,6 +36,12 @@ def claim_suffix(machine: str) -> str:
 def complete(G: dict, keys, seeds: int) -> bool:
     """Whether every setting in ``keys`` has at least ``seeds`` runs in ``G``."""
     return all(len(G.get(key, ())) >= seeds for key in keys)
+
+
+def first(G: dict, keys, seeds: int) -> dict | None:
+    """``G`` with every setting cut to its first ``seeds`` runs when every setting in ``keys`` has that many (a
+    complete sweep), else None (a partial sweep, which judges nothing)."""
+    return {key: runs[:seeds] for key, runs in G.items()} if complete(G, keys, seeds) else None
 
 
 def check_seeds(seeds) -> int:
@@ -63,8 +71,8 @@ def check_values(name: str, values, needed=(), *, minimum: int = 1) -> list:
 
 class Recorder:
     """Records claims ``<name>-gpu-<machine>`` with :func:`lloydbook.claims.evidence.decide` (into the active
-    chapter's rows, :func:`lloydbook.claims.activate`), expecting :data:`EXPECTED`, and keeps their ids in
-    ``ids``."""
+    chapter's rows, :func:`lloydbook.claims.activate`), expecting :data:`EXPECTED`, or open rows (:meth:`open`), and
+    keeps their ids in ``ids``."""
 
     def __init__(self, machine: str, source: str):
         self.suffix, self.source, self.ids = claim_suffix(machine), source, []
@@ -74,4 +82,10 @@ class Recorder:
         decide(
             cid, statement=statement, source=source or self.source, paper=paper, expected=EXPECTED, evidence=evidence
         )
+        self.ids.append(cid)
+
+    def open(self, name: str, *, statement: str, paper: str, decides: str, ours: str) -> None:
+        """An open row ``<name>-gpu-<machine>``: a finding these runs cannot decide (``ours`` says why)."""
+        cid = f"{name}{self.suffix}"
+        open_row(cid, statement=statement, source=self.source, paper=paper, decides=decides, ours=ours)
         self.ids.append(cid)

@@ -8,7 +8,7 @@ paper is not decided here: its expectation is not the paper's verdict.
 from __future__ import annotations
 
 from .. import fig11, fig13, fig14
-from .common import Recorder, check_groups, check_seeds, check_values, complete
+from .common import Recorder, check_groups, check_seeds, check_values, first
 
 __all__ = ["record_parts", "fig14_claims", "fig11_claims", "fig13_claims"]
 
@@ -29,10 +29,6 @@ def record_parts(record: Recorder, parts: dict, sources: dict, machine: str, nam
         )
 
 
-def _first(G: dict, seeds: int) -> dict:
-    return {key: runs[:seeds] for key, runs in G.items()}
-
-
 def fig14_claims(G: dict, *, ds, taus, embeddings, losses, seeds: int, machine: str) -> list[str]:
     """Decide Figure 14's findings (:func:`lloydbook.fig14.parts`) at each tau on the GPU runs ``G`` when every
     (d, tau, embedding, loss) setting has ``seeds`` runs; returns the ids recorded ([] for a partial sweep). ``G``
@@ -44,10 +40,11 @@ def fig14_claims(G: dict, *, ds, taus, embeddings, losses, seeds: int, machine: 
     embeddings = check_values("embeddings", embeddings, ("OH", "BN"))
     losses = check_values("losses", losses, ("NE", "L2"))
     record = Recorder(machine, fig14.SOURCES["d-oh-bn-gap-shrinks"])
-    if not complete(G, [(d, t, e, l) for d in ds for t in taus for e in embeddings for l in losses], seeds):
+    G = first(G, [(d, t, e, l) for d in ds for t in taus for e in embeddings for l in losses], seeds)
+    if G is None:
         return []
     for t in sorted(taus):
-        parts = fig14.parts(_first(G, seeds), ds, t)
+        parts = fig14.parts(G, ds, t)
         record_parts(record, parts, fig14.SOURCES, machine, {name: fig14.named(name, t, taus) for name in parts})
     return record.ids
 
@@ -69,10 +66,11 @@ def fig11_claims(
     for d in ds:
         fig11.large_rates(d, lrs, large[d])  # bad rates fail even on a partial sweep
     record = Recorder(machine, fig11.SOURCES["lr-small-monotone-slow"])
-    if not complete(G, [(d, lr, e, l) for d in ds for lr in lrs for e in embeddings for l in losses], seeds):
+    G = first(G, [(d, lr, e, l) for d in ds for lr in lrs for e in embeddings for l in losses], seeds)
+    if G is None:
         return []
     for d in ds:
-        parts = fig11.parts(_first(G, seeds), d, lrs, embeddings, losses, large=large[d])
+        parts = fig11.parts(G, d, lrs, embeddings, losses, large=large[d])
         record_parts(record, parts, fig11.SOURCES, machine, {name: f"{name}-d{d}" for name in parts})
     return record.ids
 
@@ -89,8 +87,9 @@ def fig13_claims(
     ns = check_values("ns", ns, (n0,), minimum=2)
     embeddings, losses = check_values("embeddings", embeddings), check_values("losses", losses)
     record = Recorder(machine, fig13.SOURCES["n-little-difference"])
-    if not complete(G, [(n, e, l) for n in ns for e in embeddings for l in losses], seeds):
+    G = first(G, [(n, e, l) for n in ns for e in embeddings for l in losses], seeds)
+    if G is None:
         return []
-    parts = fig13.parts(_first(G, seeds), ns, n0, embeddings, losses, k=k, min_ppc=min_ppc)
+    parts = fig13.parts(G, ns, n0, embeddings, losses, k=k, min_ppc=min_ppc)
     record_parts(record, parts, fig13.SOURCES, machine)
     return record.ids

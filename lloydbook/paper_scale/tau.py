@@ -4,7 +4,7 @@ decided on a GPU machine's runs."""
 from __future__ import annotations
 
 from .. import fig10
-from .common import Recorder, check_groups, check_seeds, check_values, complete
+from .common import Recorder, check_groups, check_seeds, check_values, first
 
 __all__ = ["fig10_claims"]
 
@@ -19,10 +19,10 @@ def fig10_claims(G: dict, *, d: int, taus, embeddings, losses, seeds: int, machi
     embeddings = check_values("embeddings", embeddings, ("OH", "BN"))
     losses = check_values("losses", losses, ("L2",))
     record = Recorder(machine, fig10.SOURCE)
-    if not complete(G, [(d, t, e, l) for t in taus for e in embeddings for l in losses], seeds):
+    G = first(G, [(d, t, e, l) for t in taus for e in embeddings for l in losses], seeds)
+    if G is None:
         return []
-    first = {key: runs[:seeds] for key, runs in G.items()}
-    for name, part in fig10.parts(first, d, taus, embeddings, losses).items():
+    for name, part in fig10.parts(G, d, taus, embeddings, losses).items():
         where = f" ({machine}, paper scale, d={d})"
         record(f"learning-{name}-d{d}", statement=part.statement + where, paper=part.paper, evidence=part.evidence)
     return record.ids

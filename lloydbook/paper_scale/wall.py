@@ -4,9 +4,8 @@ on a GPU machine's runs (OH against BN on the wall clock)."""
 from __future__ import annotations
 
 from .. import fig17
-from ..claims.registry import open_row
 from ..fig17 import CLEAR, FASTER_CASE, INITIAL, POINTS, SLOWER_CASE, wall_mean, wall_means
-from .common import Recorder, check_groups, check_seeds, check_values, complete
+from .common import Recorder, check_groups, check_seeds, check_values, first
 
 __all__ = ["SLOWER_CASE", "FASTER_CASE", "CLEAR", "INITIAL", "POINTS", "wall_mean", "wall_means", "fig17_claims"]
 
@@ -22,23 +21,16 @@ def fig17_claims(G: dict, *, cases, ns, seeds: int, machine: str) -> list[str]:
     if SLOWER_CASE not in cases and FASTER_CASE not in cases:
         raise ValueError(f"cases must include {SLOWER_CASE} or {FASTER_CASE} (the paper's Fig. 17), got {cases!r}")
     record = Recorder(machine, fig17.SOURCE)
-    if not complete(G, [(d, k, n, e) for d, k in cases for n in ns for e in ("OH", "BN")], seeds):
+    G = first(G, [(d, k, n, e) for d, k in cases for n in ns for e in ("OH", "BN")], seeds)
+    if G is None:
         return []
-    first = {key: runs[:seeds] for key, runs in G.items()}
     where = f" ({machine}, paper scale, n={', '.join(map(str, ns))})"
-    for name, part in fig17.parts(first, cases, ns).items():
+    for name, part in fig17.parts(G, cases, ns).items():
         if part.unmet:
-            cid = f"learning-{name}{record.suffix}"
             decides = "longer runs at the paper's setting on this machine"
-            open_row(
-                cid,
-                statement=part.statement + where,
-                source=fig17.SOURCE,
-                paper=part.paper,
-                decides=decides,
-                ours=part.unmet,
+            record.open(
+                f"learning-{name}", statement=part.statement + where, paper=part.paper, decides=decides, ours=part.unmet
             )
-            record.ids.append(cid)
             continue
         record(f"learning-{name}", statement=part.statement + where, paper=part.paper, evidence=part.evidence)
     return record.ids

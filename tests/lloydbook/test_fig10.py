@@ -1,5 +1,6 @@
 """lloydbook.fig10: Figure 10's findings at one d, each stated once, as parts in the evidence vocabulary."""
 
+import numpy as np
 import pytest
 
 from lloydbook import fig10
@@ -101,3 +102,17 @@ def test_recorded_parts_decide_what_is_recorded_and_name_what_is_missing(groups)
     assert "tau=0.25 OH:NE seeds 0-2" in ordered.evidence[0].text and "tau=1 OH:NE seed 2" in ordered.evidence[0].text
     nothing = fig10.recorded_parts(fig10.Recorded({}, (), ()), missing, tiers, 2, taus, E, L_)
     assert all(p.evidence[0].outcome == "undetermined" and p.runs for p in nothing.values())
+
+
+def test_the_collapse_holds_where_ne_spreads_less_than_a_quarter_and_than_l2():
+    rng = np.random.default_rng(0)
+    spread = {(e, l): (0.1 if l == "NE" else 0.8) + 0.01 * rng.random(10) for e in ("OH", "BN") for l in ("NE", "L2")}
+    part = fig10.collapse(spread, ["run"] * 40, ("OH", "BN"))
+    assert [e.outcome for e in part.evidence] == ["holds", "holds"] and part.runs == ["run"] * 40
+    assert [c.part for c in part.evidence[1].cells] == ["OH", "BN"] and "for every embedding" in part.statement
+    spread[("BN", "NE")] = spread[("BN", "L2")] + 0.1
+    assert [e.outcome for e in fig10.collapse(spread, [], ("OH", "BN")).evidence] == ["fails", "fails"]
+    with pytest.raises(
+        ValueError, match=r"spread must hold every embedding's NE and L2 spreads; missing \[\('NA', 'NE'\)"
+    ):
+        fig10.collapse(spread, [], ("OH", "NA"))

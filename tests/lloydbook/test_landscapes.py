@@ -62,6 +62,8 @@ def test_statistics_per_seed():
     two[0, 0] = 2.5  # a dip in the corner, below its three neighbours: a second minimum at 2.5x
     two[0, 1] = two[1, 0] = two[1, 1] = 3.0
     np.testing.assert_allclose(LB.second_minimum_ratios(np.stack([bowl(), two])), [np.inf, 2.5])
+    nums = LB.shape_numbers({"a": S, "b": np.stack([bowl(), two])})  # every seed of every key pooled
+    assert nums == {"n-surfaces": 5, "n-unimodal": 4, "second-min": 2.5}
     np.testing.assert_allclose(LB.plane_max(S), [3, 5, 9])
     np.testing.assert_allclose(LB.centre(S), [1, 1, 3])
     r = LB.rises(S)

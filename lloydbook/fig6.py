@@ -1,0 +1,211 @@
+"""The findings of Figs. 6, 7 and 12 and Appendix C (Leaner paper: trained one-layer models run for many steps, on
+shifted tasks and at other n), each stated once.
+
+Every function takes the evaluated models of chapter 06: ``runs`` maps a setting ``(embedding, loss)`` to its runs
+(one per seed) and a *curves* dict is :func:`lloydbook.many_steps.evaluate`'s ``{mode or "lloyd": (seeds, T + 1)}``
+for one setting (the seeds paired across settings: the same tasks). Each returns ``{name: Part}``
+(:class:`lloydbook.findings.Part`), which chapter 06 decides with :func:`lloydbook.findings.decide`; the gaps and
+rises are :mod:`lloydbook.many_steps`'s per-seed statistics.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from . import many_steps as M
+from .claims.evidence import above, all_of, below
+from .findings import Part
+
+__all__ = ["SOURCES", "fig6", "na", "inits", "fig7", "doubled", "fig12", "rewrite"]
+
+#: where the paper states each finding
+SOURCES = {
+    "iterate-diverges": "Leaner paper, App. C and Fig. 6 (left)",
+    "reembed-beats-lloyd": "Leaner paper, App. C and Fig. 6 (right)",
+    "na-improves-not-lloyd": "Leaner paper, App. C and Fig. 6 (right)",
+    "inits-lose-to-lloyd": "beyond the paper (the initialisations of its evaluation code, App. C)",
+    "shifts-beat-lloyd": "Leaner paper, Fig. 7",
+    "scale-doubled": "Leaner paper, Fig. 7",
+    "n-generalises": "Leaner paper, Fig. 12",
+    "shifts-na": "Leaner paper, Fig. 7 and App. C",
+    "n-na": "Leaner paper, Fig. 12 and App. C",
+    "v-overwrites-x": "Leaner paper, App. C",
+}
+
+
+def _runs(runs: dict, settings) -> list:
+    missing = [s for s in settings if s not in runs]
+    if missing:
+        raise ValueError(f"runs must map every setting evaluated to its runs; missing {missing}")
+    return [r for s in settings for r in runs[s]]
+
+
+def _coded(settings) -> list:
+    return [s for s in settings if s[0] != "NA"]
+
+
+def _name(setting) -> str:
+    return f"{setting[0]}:{setting[1]}"
+
+
+def _each(settings, test, stat, name: str, label=_name) -> list:
+    """``test(label, stat(setting), 0.0, name)`` for every setting: one part per setting of an ``all_of``."""
+    return [test(label(s), stat(s), 0.0, name) for s in settings]
+
+
+def _mean_gaps(curves: dict, cases, settings, test, name=str) -> list:
+    """One ``all_of`` per case: ``test`` (:func:`above` or :func:`below`) 0 of every setting's mean gap to Lloyd's
+    on ``curves[(case, setting)]``, labelled ``"<name(case)>: mean gap above|below 0"``."""
+    word = "above" if test is above else "below"
+    return [
+        all_of(
+            f"{name(c)}: mean gap {word} 0",
+            _each(settings, test, lambda s, c=c: M.mean_gap(curves[(c, s)]), "mean gap"),
+        )
+        for c in cases
+    ]
+
+
+def fig6(runs: dict, curves: dict, T: int) -> dict[str, Part]:
+    """Fig. 6: ``curves[(embedding, loss)]`` over ``T`` steps. ``iterate-diverges``: iterated on its own output
+    tokens, every setting's objective at step T is above step 1 and above step 0; ``reembed-beats-lloyd``: re-embedded,
+    OH and BN's gap to Lloyd's averaged over steps 1..T is below 0; ``na-improves-not-lloyd``: re-embedded NA ends
+    below its step 0 but its mean gap is above 0."""
+    settings = list(curves)
+    coded, nas = _coded(settings), [s for s in settings if s[0] == "NA"]
+    gap = {s: M.mean_gap(curves[s]) for s in settings}
+    return {
+        "iterate-diverges": Part(
+            "Iterating Eq. 4 on its own output tokens diverges after step 1, for every embedding and loss",
+            "the objective diverges after step 1",
+            _runs(runs, settings),
+            [
+                all_of(
+                    f"objective at step {T} above step {a}" if a else f"objective at step {T} above the initial one",
+                    _each(settings, above, lambda s, a=a: M.rise(curves[s], "iterate", a, T), "rise"),
+                )
+                for a in (1, 0)
+            ],
+        ),
+        "reembed-beats-lloyd": Part(
+            f"Re-embedded for {T} steps, OH and BN (NE or L2) beat Lloyd's algorithm from the same initial centers",
+            "OH and BN significantly beat Lloyd's over 20 steps",
+            _runs(runs, coded),
+            [all_of("OH and BN: mean gap over the steps below 0", _each(coded, below, gap.get, "mean gap"))],
+        ),
+        "na-improves-not-lloyd": na(runs, {s: curves[s] for s in nas}, None, T),
+    }
+
+
+def na(runs: dict, cases: dict, what: str | None, T: int) -> Part:
+    """Re-embedded NA improves on its initial centers over ``T`` steps but stays worse than Lloyd's (App. C), in every
+    case of ``cases`` (case -> curves). ``what`` is None for Fig. 6's settings (``cases`` keyed by ``(embedding,
+    loss)``, the runs of each), else the cases in words (all of NA:L2's runs, e.g. Fig. 7's shifts or Fig. 12's n)."""
+    if what is None:
+        statement, paper, read, label = "Re-embedded NA", "NA improves, worse than Lloyd's", _runs(runs, cases), _name
+    else:
+        statement, read, label = f"Re-embedded NA (L2), {what},", runs[("NA", "L2")], str
+        paper = "NA improves but stays worse than Lloyd's (App. C); the text names only OH and BN as beating Lloyd's"
+    cases_ = list(cases)
+    gap = "mean gap" if what is None else "gap"
+    return Part(
+        f"{statement} improves on its initial centers over {T} steps but stays worse than Lloyd's",
+        paper,
+        read,
+        [
+            all_of(
+                "improves: objective at step T below step 0",
+                _each(cases_, below, lambda c: M.rise(cases[c], "reembed", 0, T), "rise", label),
+            ),
+            all_of(
+                "worse than Lloyd's: mean gap above 0",
+                _each(cases_, above, lambda c: M.mean_gap(cases[c]), gap, label),
+            ),
+        ],
+    )
+
+
+def inits(runs: dict, curves: dict, starts, T: int) -> dict[str, Part]:
+    """Beyond the paper: ``curves[(start, setting)]`` from other initial centers (``starts``, e.g. Gonzalez and
+    k-means++). ``inits-lose-to-lloyd``: the re-embedded OH and BN models' mean gap to Lloyd's is above 0 from each."""
+    coded = _coded(dict.fromkeys(s for _, s in curves))
+    return {
+        "inits-lose-to-lloyd": Part(
+            "From Gonzalez or k-means++ initial centers, the re-embedded OH and BN models (trained from random "
+            f"ones) fall behind Lloyd's algorithm from the same centers over {T} steps",
+            "not reported (the code offers the three initialisations)",
+            _runs(runs, coded),
+            _mean_gaps(curves, starts, coded, above),
+        )
+    }
+
+
+def fig7(runs: dict, curves: dict, T: int) -> dict[str, Part]:
+    """Fig. 7: ``curves[(shift, setting)]`` for the L2 settings under :data:`lloydbook.many_steps.SHIFTS`.
+    ``shifts-beat-lloyd``: under every shift but the doubled scale, OH and BN's mean gap is below 0;
+    ``scale-doubled``: with the scale doubled (OH and BN pooled) the mean gap over steps 1..T // 4 is above 0 and the
+    gap at step T below 0."""
+    l2 = list(dict.fromkeys(s for _, s in curves))
+    other = [sh for sh in M.SHIFTS if sh != "scale doubled"]
+    early, late = doubled(curves, T)
+    return {
+        "shifts-beat-lloyd": Part(
+            "Under unequal weights, anisotropic clusters or the scale halved, re-embedded OH and BN (L2) beat "
+            f"Lloyd's over {T} steps",
+            "OH and BN beat Lloyd's",
+            _runs(runs, l2),
+            _mean_gaps(curves, other, l2, below),
+        ),
+        "scale-doubled": Part(
+            f"With the cluster scale doubled (0.2), the re-embedded L2 models (OH and BN pooled) are slightly worse "
+            f"than Lloyd's at first (steps 1-{T // 4}) and better later (step {T})",
+            "slightly worse than Lloyd's at first, better later",
+            _runs(runs, l2),
+            [
+                above(f"worse at first: mean gap over steps 1-{T // 4} above 0", early, 0.0, "gap"),
+                below(f"better later: gap at step {T} below 0", late, 0.0, "gap"),
+            ],
+        ),
+    }
+
+
+def doubled(curves: dict, T: int) -> tuple[np.ndarray, np.ndarray]:
+    """Fig. 7 with the scale doubled, OH and BN pooled (``curves[("scale doubled", setting)]``): per run, the mean
+    gap to Lloyd's over steps 1..T // 4 ("at first") and the gap at step T ("later"), each of shape (runs,)."""
+    cases = [c for (sh, _), c in curves.items() if sh == "scale doubled"]
+    return np.concatenate([M.mean_gap(c, 1, T // 4) for c in cases]), np.concatenate([M.gap(c, T) for c in cases])
+
+
+def fig12(runs: dict, curves: dict, T: int) -> dict[str, Part]:
+    """Fig. 12: ``curves[(n, setting)]`` for the L2 settings at evaluation sizes n other than the training n.
+    ``n-generalises``: at every n, OH and BN's mean gap to Lloyd's is below 0."""
+    ns, l2 = list(dict.fromkeys(n for n, _ in curves)), list(dict.fromkeys(s for _, s in curves))
+    return {
+        "n-generalises": Part(
+            f"Re-embedded OH and BN (L2) models beat Lloyd's over {T} steps at a quarter, half, twice and four "
+            r"times their training $n$",
+            "OH and BN beat Lloyd's at n = 128, 256, 1024, 2048 (trained at 512)",
+            _runs(runs, l2),
+            _mean_gaps(curves, ns, l2, below, name=lambda n: f"n={n}"),
+        )
+    }
+
+
+def rewrite(runs: dict, moved: dict) -> dict[str, Part]:
+    """App. C: ``moved[setting]``, per seed, how far one learned layer moves the point tokens' data rows
+    (:func:`lloydbook.many_steps.data_rewrite`). ``v-overwrites-x``: above 5% of their norm in every setting."""
+    settings = list(moved)
+    return {
+        "v-overwrites-x": Part(
+            "The learned value maps overwrite the data coordinates of the point tokens: one layer of Eq. 4 on fresh "
+            "tokens moves them by more than 5% of their norm, for every embedding and loss",
+            "a learned V can also overwrite the x rows of the point tokens",
+            _runs(runs, settings),
+            [
+                all_of(
+                    "data rows moved by more than 5%",
+                    [above(f"{e}:{l}", moved[(e, l)], 0.05, "relative change") for e, l in settings],
+                )
+            ],
+        )
+    }

@@ -1,0 +1,84 @@
+"""lloydbook.fig6: the findings of Figs. 6, 7 and 12 and App. C as parts in the evidence vocabulary, on made-up
+curves whose verdicts are known (OH and BN below Lloyd's, NA above it but improving, iterating diverging)."""
+
+import numpy as np
+import pytest
+from _made_up_runs import run
+
+from lloydbook import fig6, many_steps
+
+T, SEEDS = 8, 10
+SETTINGS = [(e, l) for e in ("OH", "BN", "NA") for l in ("NE", "L2")]
+RUNS = {s: [run(np.ones(11), i) for i in range(SEEDS)] for s in SETTINGS}
+
+
+def curves(offset):
+    """(seeds, T + 1) curves: Lloyd's falls from 1 to 0.5, re-embedding sits ``offset`` from it, iterating rises
+    after step 1."""
+    noise = 1e-3 * np.sin(np.arange(SEEDS))[:, None]
+    lloyd = np.linspace(1.0, 0.5, T + 1)[None, :] + noise
+    iterate = np.concatenate([lloyd[:, :2], lloyd[:, 1:2] + np.linspace(0.1, 2.0, T - 1)[None, :]], axis=1)
+    return {"lloyd": lloyd, "reembed": lloyd + offset, "iterate": iterate}
+
+
+FIG6 = {s: curves(0.1 if s[0] == "NA" else -0.1) for s in SETTINGS}
+
+
+def outcomes(part):
+    return [e.outcome for e in part.evidence]
+
+
+def test_fig6_reads_every_setting_and_decides_each_finding():
+    parts = fig6.fig6(RUNS, FIG6, T)
+    assert list(parts) == ["iterate-diverges", "reembed-beats-lloyd", "na-improves-not-lloyd"]
+    assert set(parts) <= set(fig6.SOURCES)
+    diverges, beats, na = parts.values()
+    assert [e.part for e in diverges.evidence] == [
+        f"objective at step {T} above step 1",
+        f"objective at step {T} above the initial one",
+    ]
+    assert outcomes(diverges) == ["holds", "holds"] and len(diverges.runs) == 6 * SEEDS
+    assert outcomes(beats) == ["holds"] and [c.part for c in beats.evidence[0].cells] == [
+        "OH:NE",
+        "OH:L2",
+        "BN:NE",
+        "BN:L2",
+    ]
+    assert (
+        outcomes(na) == ["holds", "holds"] and len(na.runs) == 2 * SEEDS and "Re-embedded NA improves" in na.statement
+    )
+
+
+def test_inits_shifts_and_n_are_decided_per_case():
+    INIT = {(i, s): FIG6[s] for i in ("gonzalez", "kmeans++") for s in SETTINGS}
+    (lose,) = fig6.inits(RUNS, INIT, ("gonzalez", "kmeans++"), T).values()
+    assert outcomes(lose) == ["fails", "fails"]  # the models beat Lloyd's from every start here
+    L2 = [("OH", "L2"), ("BN", "L2")]
+    SHIFT = {(sh, s): FIG6[s] for sh in many_steps.SHIFTS for s in L2}
+    shifts, doubled = fig6.fig7(RUNS, SHIFT, T).values()
+    assert [e.part for e in shifts.evidence] == [f"{sh}: mean gap below 0" for sh in list(many_steps.SHIFTS)[:3]]
+    assert outcomes(shifts) == ["holds"] * 3 and outcomes(doubled) == ["fails", "holds"]
+    early, late = fig6.doubled(SHIFT, T)
+    assert early.shape == late.shape == (2 * SEEDS,) and np.allclose(late, -0.1, atol=0.01)
+    (gen,) = fig6.fig12(RUNS, {(n, s): FIG6[s] for n in (8, 16, 64) for s in L2}, T).values()
+    assert [e.part for e in gen.evidence] == [
+        "n=8: mean gap below 0",
+        "n=16: mean gap below 0",
+        "n=64: mean gap below 0",
+    ]
+    na = fig6.na(RUNS, {n: FIG6[("NA", "L2")] for n in (8, 64)}, "at other n", T)
+    assert "Re-embedded NA (L2), at other n, improves" in na.statement and [c.part for c in na.evidence[0].cells] == [
+        "8",
+        "64",
+    ]
+    (moved,) = fig6.rewrite(RUNS, {s: np.full(SEEDS, 0.2) for s in SETTINGS}).values()
+    assert outcomes(moved) == ["holds"]
+
+
+def test_a_setting_without_runs_or_a_bad_T_names_what_is_missing():
+    with pytest.raises(
+        ValueError, match=r"runs must map every setting evaluated to its runs; missing \[\('OH', 'NE'\)"
+    ):
+        fig6.fig6({}, FIG6, T)
+    with pytest.raises(ValueError, match="T must be"):
+        many_steps.exact_deviation(0, seed=1)

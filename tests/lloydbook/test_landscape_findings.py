@@ -1,0 +1,100 @@
+"""lloydbook.landscape_findings: Figures 3 and 5's findings as parts in the evidence vocabulary, on made-up surfaces
+and rises (one a seed) of made-up runs."""
+
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+
+from lloydbook import landscape_findings as LF
+
+DS, EMBS, SEEDS = (4, 32), ("OH", "BN"), range(10)
+
+
+def runs(d=4):
+    return [SimpleNamespace(config=SimpleNamespace(seed=s, d=d)) for s in SEEDS]
+
+
+def bowls(shift=0, ripple=False, g=5):
+    """Per seed a bowl on a g x g grid, its lowest point ``shift`` steps from the centre; ``ripple``: a second
+    strict local minimum in a corner at 1.5 (seed s: 1.5 / (1 + 0.01 s) times the lowest value)."""
+    x = np.arange(g) - g // 2 - shift
+    S = np.stack([1.0 + 0.01 * s + np.add.outer(x**2, x**2) for s in SEEDS])
+    if ripple:
+        S[:, 0, 0], S[:, 0, 1], S[:, 1, 0], S[:, 1, 1] = 1.5, 20.0, 20.0, 20.0
+    return S
+
+
+def test_shape_parts_count_every_surface():
+    G = {(d, 0.1, e, "L2"): runs(d) for d in DS for e in EMBS}
+    good = LF.shape_parts(G, {(d, e): bowls() for d in DS for e in EMBS}, 0.1)
+    assert list(good) == ["unimodal", "minimum-at-centre"] and len(good["unimodal"].runs) == 40
+    assert "(L2, tau=0.1)" in good["unimodal"].statement
+    assert "in each of the 40 surfaces (d=4, 32, OH, BN, 10 seeds; 5 x 5 grid)" in good["unimodal"].statement
+    assert [p.evidence[0].outcome for p in good.values()] == ["holds", "holds"]
+    assert good["unimodal"].evidence[0].text.startswith("surfaces with exactly one strict local minimum: 40 of 40")
+    bad = LF.shape_parts(G, {(d, e): bowls(shift=1, ripple=d == 4) for d in DS for e in EMBS}, 0.1)
+    assert [p.evidence[0].outcome for p in bad.values()] == ["fails", "fails"]
+    assert (
+        "lowest second minimum, as a multiple of its surface's lowest value: 1.38" in bad["unimodal"].evidence[0].text
+    )
+    assert (
+        bad["minimum-at-centre"]
+        .evidence[0]
+        .text.endswith("at the centre in 0 of 40 surfaces; farthest 1 grid steps away")
+    )
+
+
+def test_rise_parts_similar_at_the_largest_d_and_bn_steeper_at_the_smallest():
+    G = {(d, 0.1, e, "L2"): runs(d) for d in DS for e in EMBS}
+    rise = {(d, e): np.linspace(1.0, 1.1, 10) + (0.5 if (d, e) == (4, "BN") else 0) for d in DS for e in EMBS}
+    parts = LF.rise_parts(G, rise, 0.1)
+    similar, differ = parts["oh-bn-similar-large-d"], parts["oh-bn-differ-small-d"]
+    assert [e.part for e in similar.evidence] == ["OH and BN within 10% at d=32"]
+    assert [e.part for e in differ.evidence] == ["BN steeper than OH at d=4"]
+    assert [similar.evidence[0].outcome, differ.evidence[0].outcome] == ["holds", "holds"]
+    assert "tolerance 0.105" in similar.evidence[0].text and "unpaired" in differ.evidence[0].text
+    assert {r.config.d for r in similar.runs} == {32} and len(differ.runs) == 20
+
+
+def test_gap_parts_decide_the_papers_numbers_on_each_seeds_largest_gap():
+    FG = {(f, 0.1, e, "L2"): runs(4) for f in ("normal", "cauchy") for e in EMBS}
+    DG = {(d, 0.1, e, "L2"): runs(d) for d in DS for e in EMBS}
+    F = {(f, e): bowls() * (20.0 if f == "cauchy" else 1.0) for f in ("normal", "cauchy") for e in EMBS}
+    D = {(d, e): bowls() * (1.0 if d == 4 else 0.1) for d in DS for e in EMBS}
+    parts = LF.gap_parts(FG, DG, F, D, tau=0.1, loss="L2", n=512)
+    assert list(parts) == [n for n in LF.SOURCES if n.startswith("gap")] == list(LF.FIG5_PAPER)
+    outcomes = {name: [e.outcome for e in p.evidence] for name, p in parts.items()}
+    assert outcomes == {
+        "gap-normal": ["fails"],  # about 9 on the plane, not below 0.5
+        "gap-shrinks-with-d": ["holds"],  # 10 times smaller at d=32
+        "gap-cauchy": ["holds"],
+        "gap-cauchy-vs-normal": ["holds"],  # 20 times normal's
+    }
+    assert "(largest value, n=512 test tasks, d=4, L2, tau=0.1)" in parts["gap-cauchy"].statement
+    assert "more than 3 times smaller at d=32 than at d=4 (n=512" in parts["gap-shrinks-with-d"].statement
+    cells = parts["gap-shrinks-with-d"].evidence[0].cells
+    assert (
+        [c.part for c in cells] == ["OH", "BN"]
+        and "log gap d=32 OH" in cells[0].text
+        and "margin 1.099" in cells[0].text
+    )
+    assert len(parts["gap-cauchy-vs-normal"].runs) == 40 and {r.config.d for r in parts["gap-normal"].runs} == {4}
+
+
+def test_bad_inputs_name_the_argument():
+    G = {(d, 0.1, e, "L2"): runs(d) for d in DS for e in EMBS}
+    with pytest.raises(
+        ValueError, match=r"rise must map \(d or family, embedding\) with \['OH', 'BN'\].*got \[\(4, 'OH'\)"
+    ):
+        LF.rise_parts(G, {(4, "OH"): np.ones(10), (32, "OH"): np.ones(10)}, 0.1)
+    with pytest.raises(ValueError, match="rise must hold two d, got \\[4\\]"):
+        LF.rise_parts(G, {(4, e): np.ones(10) for e in EMBS}, 0.1)
+    with pytest.raises(ValueError, match="S must map"):
+        LF.shape_parts(G, {}, 0.1)
+    F = {("normal", e): bowls() for e in EMBS}
+    D = {(d, e): bowls() for d in DS for e in EMBS}
+    with pytest.raises(
+        ValueError, match=r"F the normal and cauchy families, got d \[4, 32\] and families \['normal'\]"
+    ):
+        LF.gap_parts({}, G, F, D, tau=0.1, loss="L2", n=512)
