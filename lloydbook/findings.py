@@ -11,8 +11,9 @@ from the runs it read:
   setting (:func:`lloydbook.learning.at`, from the runs' own configs against the paper's values);
 - the expected verdict (:meth:`lloydbook.book.Chapter.expect`: the paper's at its setting, else the pilot's);
 - the setting (:func:`lloydbook.learning.setting_of`);
-- claim or open row (:func:`lloydbook.learning.decide_or_open`: an open row when a part is undetermined, or when
-  the finding's premise fails on these runs, :attr:`Part.unmet`), with ``decides``, what would decide an open row.
+- claim or open row: a claim (``ch.decide``, whose check asserts the expected verdict) when no part is
+  undetermined, else an open row (never an assertion, never a verdict), as when the finding's premise fails on these
+  runs (:attr:`Part.unmet`), with ``decides``, what would decide it.
 
 :func:`setting_pairs` lays the verdicts of one finding at two settings side by side. A chapter whose claim cells
 only name a finding shows the code that states it with :func:`evidence_code`: the source that ran, in a collapsed
@@ -27,8 +28,9 @@ from dataclasses import dataclass
 import numpy as np
 from IPython.display import Markdown
 
+from .claims.evidence import verdict_of
 from .claims.render import html_text
-from .learning import at, decide_or_open, setting_of
+from .learning import at, setting_of
 from .tables import Table
 
 __all__ = ["Part", "FIELDS", "by_seed", "nan_as_inf", "decide", "evidence_code", "setting_pairs"]
@@ -88,21 +90,14 @@ def decide(
         raise ValueError(f"paper_setting must map config fields to the paper's values, got {paper_setting!r}")
     statement, expected = lead + _where(part.runs, paper_setting) + part.statement, ch.expect(name, part.runs)
     setting = setting_of(part.runs, fields, **more)
+    row = dict(statement=statement, source=source, paper=part.paper)
     if part.unmet:
-        ours = f"not decided at {setting}: {part.unmet}"
-        ch.open(name, statement=statement, source=source, paper=part.paper, decides=decides, ours=ours)
-        return
-    decide_or_open(
-        ch,
-        name,
-        statement=statement,
-        source=source,
-        paper=part.paper,
-        expected=expected,
-        evidence=part.evidence,
-        setting=setting,
-        decides=decides,
-    )
+        ch.open(name, **row, decides=decides, ours=f"not decided at {setting}: {part.unmet}")
+    elif verdict_of(part.evidence) == "undetermined":
+        parts = "; ".join(f"{e.part}: {e.outcome} ({e.text})" for e in part.evidence)
+        ch.open(name, **row, decides=decides, ours=f"undetermined at {setting}: {parts}")
+    else:
+        ch.decide(name, **row, expected=expected, evidence=part.evidence, setting=setting)
 
 
 def setting_pairs(rows, names, suffix: str = "-n512") -> tuple[Table, str]:

@@ -82,9 +82,7 @@ __all__ = [
     "comparison_table",
     "setting_of",
     "at",
-    "evidence_text",
     "paper_decides",
-    "decide_or_open",
     "gpu_status",
 ]
 
@@ -361,11 +359,6 @@ def at(ours: dict, paper: dict) -> str:
     return f"At {ours_text} (the paper: {paper_text}): "
 
 
-def evidence_text(evidence) -> str:
-    """The parts' outcomes and numbers in one line, as :func:`decide` writes a claim's "ours"."""
-    return "; ".join(f"{e.part}: {e.outcome} ({e.text})" for e in evidence)
-
-
 def _paper_specs(name: str):
     if name not in SWEEPS:
         raise ValueError(f"name must be one of the book's sweeps {list(SWEEPS)}, got {name!r}")
@@ -376,8 +369,8 @@ def _paper_specs(name: str):
 def paper_decides(name: str, fields=("n", "d", "k"), **where) -> str:
     """What would decide a statement this build leaves open: the sweep ``name`` of the registry at the paper's
     settings (as :func:`lloydbook.sweeps.paper_sweeps` gives it for the learning chapters' sweeps, such as
-    ``"fig13"``; any other, such as ``"families"``, as trained at ``paper``), restricted to the runs whose fields match ``where`` (a value or a list), as its setting
-    (:func:`setting_of` with ``fields``) and the ``python -m lloydlib train`` command(s) that train it into
+    ``"fig13"``; any other, such as ``"families"``, as trained at ``paper``), restricted to the runs whose fields
+    match ``where`` (a value or a list), as its setting (:func:`setting_of` with ``fields``) and the ``python -m lloydlib train`` command(s) that train it into
     ``results/recorded/<machine>`` (:func:`lloydbook.sweeps.sweep_commands`), in backticks."""
     entries, unstacked = _paper_specs(name)
     wanted = {f: v if isinstance(v, (list, tuple)) else [v] for f, v in where.items()}
@@ -393,22 +386,6 @@ def paper_decides(name: str, fields=("n", "d", "k"), **where) -> str:
     how = ", one run at a time" if unstacked else ""
     commands = "; ".join(f"`{c}`" for c in sweep_commands(kept, unstacked, results.RECORDED_STORE))
     return f"the paper's setting ({setting_of(configs, fields)}) on a GPU{how}: {commands}"
-
-
-def decide_or_open(ch, name: str, *, statement, source, paper, expected, evidence, setting, decides):
-    """A paper statement the chapter states as a claim that can fail once this build decides it: when no part
-    of ``evidence`` is undetermined, ``ch.decide`` (its check asserts the ``expected`` verdict, stated
-    beforehand); otherwise ``ch.open``, an open row (never an assertion, never a verdict) whose "ours" gives
-    ``setting`` and the parts' outcomes and numbers, and ``decides`` what would decide it. Returns None (the row
-    is in ``ch.rows``)."""
-    evidence = list(evidence)
-    if verdict_of(evidence) != "undetermined":
-        ch.decide(
-            name, statement=statement, source=source, paper=paper, expected=expected, evidence=evidence, setting=setting
-        )
-        return
-    ours = f"undetermined at {setting}: {evidence_text(evidence)}"
-    ch.open(name, statement=statement, source=source, paper=paper, decides=decides, ours=ours)
 
 
 def gpu_status() -> str:

@@ -31,6 +31,15 @@ def test_an_undetermined_part_is_an_open_row_naming_what_would_decide_it():
     )
     [row] = ch.rows.rows()
     assert row.kind == "open" and row.decides == "train" and row.statement == "L: OH and BN beat one Lloyd step"
+    assert row.ours.startswith("undetermined at n=32, d=4, k=6") and row.ours.endswith(
+        ": OH and BN below 1: undetermined (x)"
+    )
+
+
+def test_a_decided_part_that_contradicts_its_expectation_stops_the_chapter():
+    ch = book.Chapter("learning")
+    with pytest.raises(AssertionError):
+        decide(ch, "tau01-beats-lloyd", part("fails"), source="s", paper_setting=PAPER_AT, decides="-")
 
 
 def test_bad_arguments_name_the_argument():

@@ -257,11 +257,6 @@ def test_at_names_only_the_fields_that_depart_and_nothing_at_the_papers_setting(
     assert learning.at(dict(k=6), dict(k=None)) == "At k=6 (the paper: k not stated): "
 
 
-def test_evidence_text_is_the_rows_ours():
-    ev = [learning.Evidence("a", "holds", "x 1"), learning.Evidence("b", "undetermined", "y 2")]
-    assert learning.evidence_text(ev) == "a: holds (x 1); b: undetermined (y 2)"
-
-
 def test_paper_decides_names_the_setting_and_the_command_of_the_selected_runs():
     text = learning.paper_decides("fig11", ("n", "d", "lr"), d=32)
     assert text.startswith("the paper's setting (n=512, d=32, lr in {0.001, 0.01, 0.1, 1}; 5,000 steps; 10 seeds)")
@@ -272,26 +267,6 @@ def test_paper_decides_names_the_setting_and_the_command_of_the_selected_runs():
         learning.paper_decides("fig13", d=7)
     with pytest.raises(ValueError, match="one of the book.s sweeps"):
         learning.paper_decides("fig99")
-
-
-def test_decide_or_open_records_a_claim_when_decided_and_an_open_row_when_not(chapter, monkeypatch):
-    from lloydbook import book, expectations
-
-    ch = book.Chapter("learning")
-    for name in ("x-decided", "x-open", "x-fails"):
-        monkeypatch.setitem(expectations.EXPECTATIONS, f"learning-{name}", expectations.Expectation(of_paper=True))
-        ch.expect(name, paper_setting=False)
-    row = dict(statement="s", source="src", paper="p", expected="reproduced", setting="n=32", decides="a GPU")
-    a, b = np.linspace(0.0, 0.1, 10), np.linspace(1.0, 1.1, 10)
-    learning.decide_or_open(ch, "x-decided", evidence=[learning.lower("a < b", a, b, "a", "b", paired=True)], **row)
-    learning.decide_or_open(ch, "x-open", evidence=[learning.lower("a < a", a, a[::-1], "a", "a", paired=False)], **row)
-    got = {r.id: r for r in ch.rows.rows()}  # the chapter's own rows, not the active chapter's
-    assert claims.rows() == []
-    assert got["learning-x-decided"].kind == "claim" and got["learning-x-decided"].setting == "n=32"
-    assert got["learning-x-open"].kind == "open" and got["learning-x-open"].decides == "a GPU"
-    assert got["learning-x-open"].ours.startswith("undetermined at n=32: a < a: undetermined (")
-    with pytest.raises(AssertionError):  # a decided claim that contradicts the expectation stops the chapter
-        learning.decide_or_open(ch, "x-fails", evidence=[learning.lower("b < a", b, a, "b", "a", paired=True)], **row)
 
 
 def test_gpu_status_names_the_gpu_machines_only(monkeypatch, tmp_path):

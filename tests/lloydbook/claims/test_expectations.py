@@ -18,7 +18,11 @@ NOTEBOOKS = {
     "families": "07_families",
     "landscapes": "08_landscapes",
 }
-CALL = re.compile(r'(?:ch\.(?:decide|record)\(|fig10a\(|(?:decide_or_open|dropout_claim)\(\s*ch,)\s*"([^"]+)"')
+#: a claim named in a chapter's code: by the Chapter, by findings.decide, or by a chapter's own helper around it
+CALL = re.compile(
+    r"(?:ch\.(?:decide|record)\(|(?:fig10a|finding|decide_finding|decide5)\(|(?:findings\.decide|dropout_claim)\(\s*ch,)"
+    r'\s*"([^"]+)"'
+)
 
 
 def code(key: str) -> str:
