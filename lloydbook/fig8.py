@@ -23,7 +23,6 @@ __all__ = [
     "BAND",
     "PRED_EMBEDDINGS",
     "SOURCES",
-    "claim_fields",
     "on_cauchy",
     "block_means",
     "squeeze_parts",
@@ -60,12 +59,6 @@ SOURCES = {
     "emd-small-tasks": "beyond the paper (Figs. 9 and 19 at another task size)",
     "emd-predicts-transfer": "beyond the paper (Figs. 8 and 9 side by side)",
 }
-
-
-def claim_fields(name: str, part: Part) -> dict:
-    """The statement, source, paper and evidence of ``ch.decide``'s row of the finding ``name``, decided as stated
-    (beyond the paper, with no paper setting to name)."""
-    return dict(statement=part.statement, source=SOURCES[name], paper=part.paper, evidence=part.evidence)
 
 
 def on_cauchy(normal: dict, count: int, d: int, k: int, seeds: dict) -> dict:

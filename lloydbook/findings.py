@@ -81,14 +81,20 @@ def decide(
     """Decide ``part`` as the chapter ``ch``'s row ``name`` (without the chapter's prefix): a claim when no part of
     its evidence is undetermined, else an open row naming ``decides``. Its statement is ``lead``, then "At ... (the
     paper: ...): " for the fields of ``paper_setting`` (field -> the paper's value, e.g. ``dict(n=512,
-    steps=10000)``) where the runs differ from the paper, then the part's statement; its setting is that of the runs
+    steps=10000)``; None, for a finding beyond the paper, opens with nothing) where the runs differ from the paper,
+    then the part's statement; its setting is that of the runs
     (``fields``, by default :data:`FIELDS`, and ``more``, e.g. ``tasks=64``). Returns None (the row is in
     ``ch.rows``)."""
     if not isinstance(part, Part):
         raise TypeError(f"part must be a findings.Part, got {type(part).__name__}")
-    if not isinstance(paper_setting, dict) or not paper_setting:
-        raise ValueError(f"paper_setting must map config fields to the paper's values, got {paper_setting!r}")
-    statement, expected = lead + _where(part.runs, paper_setting) + part.statement, ch.expect(name, part.runs)
+    beyond = str(source).startswith("beyond the paper")
+    if not (paper_setting is None and beyond) and (not isinstance(paper_setting, dict) or not paper_setting):
+        raise ValueError(
+            "paper_setting must map config fields to the paper's values (None only for a finding beyond the paper), "
+            f"got {paper_setting!r}"
+        )
+    opening = "" if paper_setting is None else _where(part.runs, paper_setting)
+    statement, expected = lead + opening + part.statement, ch.expect(name, part.runs)
     setting = setting_of(part.runs, fields, **more)
     row = dict(statement=statement, source=source, paper=part.paper)
     if part.unmet:

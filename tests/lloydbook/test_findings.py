@@ -48,6 +48,8 @@ def test_bad_arguments_name_the_argument():
         decide(ch, "tau01-beats-lloyd", "a part", source="s", paper_setting=PAPER_AT, decides="-")
     with pytest.raises(ValueError, match="paper_setting must map config fields"):
         decide(ch, "tau01-beats-lloyd", part("holds"), source="s", paper_setting={}, decides="-")
+    with pytest.raises(ValueError, match=r"None only for a finding beyond the paper\), got None"):
+        decide(ch, "tau01-beats-lloyd", part("holds"), source="Leaner paper", paper_setting=None, decides="-")
 
 
 def test_setting_pairs_names_the_verdicts_that_differ():
