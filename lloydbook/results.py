@@ -84,11 +84,15 @@ def cache_dir() -> Path:
     return Path.home() / ".cache" / "lloydlib"
 
 
-def recorded(benchmark: str, *, gpu_only: bool = False) -> list[dict]:
-    """The benchmark results recorded in the checkout's ``results/`` (see :func:`lloydlib.bench.recorded`);
-    [] outside a checkout."""
+def recorded(benchmark: str, *, gpu_only: bool = False, folder: str | None = None) -> list[dict]:
+    """The benchmark results recorded in the checkout's ``results/``, or in its sub-folder ``folder`` (see
+    :func:`lloydlib.bench.recorded`); [] outside a checkout."""
     root = results_dir()
-    return [] if root is None else bench.recorded(benchmark, root=root, gpu_only=gpu_only)
+    if folder is not None and (not isinstance(folder, str) or not folder or Path(folder).is_absolute()):
+        raise ValueError(f"folder must name a sub-folder of results/ (a relative path), got {folder!r}")
+    if root is None:
+        return []
+    return bench.recorded(benchmark, root=root / folder if folder else root, gpu_only=gpu_only)
 
 
 def recorded_run_dirs() -> list[Path]:

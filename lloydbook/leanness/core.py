@@ -21,7 +21,7 @@ from lloydlib.model import LearnableTransformer
 
 __all__ = ["PAPER_T1", "PAPER_FIG1_MEMORY", "IMPLS", "PASSES", "T1_PASSES", "METRICS", "FALSE_FAILURE", "OUTLIERS", "BAND",
            "PARTLY_KS", "Speedup", "torch_threads", "n_intervals", "chapter_alpha", "speedup", "time_ms", "form_ratio", "mem_reduction",
-           "gain", "band", "judge", "table1_cells", "evidence", "fig1_memory_cells", "cells_text", "dims_table", "table1",
+           "gain", "band", "judge", "table1_cells", "evidence", "table1_row", "rows_by_k", "build_drift", "fig1_memory_cells", "cells_text", "dims_table", "table1",
            "heatmaps", "figure1_grid", "fast_vs_plain", "large_k", "growth_failures"]  # fmt: skip
 
 #: Table 1 of the Leaner paper (RTX PRO 3000 Blackwell laptop GPU, n = 1024, 32 tasks, d = 32), per k:
@@ -157,22 +157,28 @@ def judge(interval, bnd):
     return "inside" if bnd[0] <= lo and hi <= bnd[1] else "overlapping"
 
 
-def table1_cells(rows, metric, alpha=None, accounting="no_attention"):
+def table1_cells(rows, metric, alpha=None, accounting="no_attention", drift=None):
     """Table 1's cells of ``metric`` ("forward", "backward" or "memory") judged against the paper, for
-    rows {k: row} (the ks of :data:`PAPER_T1` present): [{k, paper, ours, interval, band, status}]. A
-    speed-up's interval is at level 1 - ``alpha``; a memory reduction (``accounting``) is exact, its
-    interval a point."""
+    rows {k: row} (the ks of :data:`PAPER_T1` present): [{k, paper, ours, interval, band, status, drift}]. A
+    speed-up's interval is at level 1 - ``alpha``, widened by the factor ``drift[k]`` on either side (of
+    :func:`build_drift`: how far the median moves from one build to the next; 1 without it); a memory
+    reduction (``accounting``) is exact, its interval a point."""
+    drift = {} if drift is None else drift
+    if metric == "memory" and drift:
+        raise ValueError(f"drift must be empty for memory, which is exact, got {drift!r}")
     cells = []
     for k in sorted(set(rows) & set(PAPER_T1)):
         paper = PAPER_T1[k][_COL[metric]][2]
+        f = drift.get(k, 1.0)
         if metric == "memory":
             ours = mem_reduction(rows[k], accounting)
             interval = (ours, ours)
         else:
             ours = speedup(rows[k], metric, alpha)
-            interval = (ours.lo, ours.hi)
+            interval = (ours.lo / f, ours.hi * f)
         bnd = band(paper, "memory" if metric == "memory" else "speedup")
-        cells.append(dict(k=k, paper=paper, ours=ours, interval=interval, band=bnd, status=judge(interval, bnd)))
+        status = judge(interval, bnd)
+        cells.append(dict(k=k, paper=paper, ours=ours, interval=interval, band=bnd, status=status, drift=f))
     return cells
 
 
@@ -190,6 +196,45 @@ def evidence(cells, verdict):
     return rules[verdict]
 
 
+def table1_row(metric, what, cells, measured):
+    """A Table 1 row's fields (statement, source, paper, ours) for ``metric`` ("forward", "backward", "memory"
+    or "memory-full"), ``what`` naming the pass or accounting, from its ``cells`` (:func:`table1_cells`);
+    ``measured`` says how ours was measured (form, clock or hardware)."""
+    col = _COL["memory" if metric.startswith("memory") else metric]
+    return dict(
+        statement=f"Table 1 at $d = 32$, {what}: BN's gain over OH agrees with the paper's within a factor of "
+        "two at every $k$",
+        source="Leaner paper, Table 1",
+        paper=", ".join(f"k={k}: {PAPER_T1[k][col][2]}{'%' if col == 'mem' else 'x'}" for k in PAPER_T1) + " (GPU)",
+        ours=cells_text(cells) + "; " + measured,
+    )
+
+
+def rows_by_k(result):
+    """The rows of a Table 1 result (``bench.grid`` over one d) as {k: row}."""
+    return {r["k"]: r for r in result["rows"]}
+
+
+def build_drift(repeats, metric):
+    """How far the median speed-up of each cell of Table 1 moves from one build to the next, from
+    ``repeats``: the same measurement made again and again (results of ``lloydlib.bench.grid`` at d = 32, as
+    ``scripts/record_table1_repeats.py`` records them). One build's interval covers the noise of its own
+    repetitions, not this drift, which can carry a build's median near a band's edge across it.
+    Returns {k: highest / lowest median over the repeats} in ``metric`` ("forward" or "backward"); {} for
+    fewer than two repeats."""
+    if metric not in ("forward", "backward"):
+        raise ValueError(f"metric must be 'forward' or 'backward' (memory is exact), got {metric!r}")
+    medians = {}
+    for i, result in enumerate(repeats):
+        if not isinstance(result, dict) or "rows" not in result:
+            raise TypeError(f"repeats[{i}] must be a result of lloydlib.bench.grid, got {type(result).__name__}")
+        for k, row in rows_by_k(result).items():
+            if k in PAPER_T1:
+                ratios = paired_ratios(row["OH"]["samples"][metric], row["BN"]["samples"][metric])
+                medians.setdefault(k, []).append(statistics.median(ratios))
+    return {k: max(m) / min(m) for k, m in sorted(medians.items()) if len(m) > 1}
+
+
 def fig1_memory_cells(rows, accounting="no_attention"):
     """Figure 1's memory gains cell by cell against the paper's range :data:`PAPER_FIG1_MEMORY` (rounded
     to whole percent, as the paper states it: [0.5, 15.5)): [{d, k, ours, within}]."""
@@ -202,10 +247,13 @@ def fig1_memory_cells(rows, accounting="no_attention"):
 
 
 def cells_text(cells):
-    """One line for a claim's "ours": k, our value and the cell's status, per cell."""
+    """One line for a claim's "ours": k, our value (and the widening of its interval for the drift between
+    builds, where there is one) and the cell's status, per cell."""
     parts = []
     for c in cells:
         value = f"{c['ours']:.1f}%" if isinstance(c["ours"], float) else str(c["ours"])
+        if c.get("drift", 1.0) > 1.0:
+            value += f" widened by {100 * (c['drift'] - 1):.1f}% for the drift between builds"
         parts.append(f"k={c['k']}: {value} {c['status']}")
     return "; ".join(parts)
 

@@ -14,7 +14,19 @@ from IPython.display import display
 
 from lloydlib.bench.timing import median_interval, min_reps, paired_ratios
 
-from .core import IMPLS, OUTLIERS, Speedup, gain, heatmaps, mem_reduction, n_intervals, speedup, table1
+from .core import (
+    BAND,
+    IMPLS,
+    OUTLIERS,
+    Speedup,
+    gain,
+    heatmaps,
+    mem_reduction,
+    n_intervals,
+    rows_by_k,
+    speedup,
+    table1,
+)
 
 __all__ = [
     "measurement_values",
@@ -22,9 +34,13 @@ __all__ = [
     "step_speedup",
     "train_step_command",
     "run_json",
-    "rows_by_k",
     "gpu_values",
+    "cpu_repeats",
+    "drift_values",
+    "band_phrase",
 ]
+
+_PHRASE = {"inside": "within", "overlapping": "at the edge of", "outside": "beyond"}
 
 
 def measurement_values(P, alpha):
@@ -88,11 +104,6 @@ def run_json(cmd):
     return json.loads(subprocess.run(cmd, check=True, capture_output=True, text=True).stdout)
 
 
-def rows_by_k(result):
-    """The rows of a Table 1 result (``bench.grid`` over one d) as {k: row}."""
-    return {r["k"]: r for r in result["rows"]}
-
-
 def gpu_values(t1, grid, steps, alpha):
     """Show the GPU results recorded under ``results/`` and return the values the chapter's text quotes.
 
@@ -139,3 +150,37 @@ def gpu_values(t1, grid, steps, alpha):
             f"{st['paired_speedup']:.2f}x; compile warm-up {st['compile_warmup_seconds']:.0f} s"
         )
     return gv
+
+
+def cpu_repeats(recorded, P, hw):
+    """The recorded repeats of this chapter's CPU Table 1 measurement (``recorded``: results of
+    ``lloydlib.bench.grid``, as ``scripts/record_table1_repeats.py`` writes them) made as this build makes
+    it: the reference form on the CPU model ``hw["cpu"]`` (of ``lloydlib.hardware.probe``), by ``P``'s clock,
+    n and batch, at d = 32. [] on a GPU or by the wall clock, where the build's own intervals decide."""
+    if "gpu" in hw or P.clock != "cpu":
+        return []
+    want = {"impl": "reference", "clock": P.clock, "n": P.n, "batch": P.table1_batch, "ds": [32]}
+    return [
+        r
+        for r in recorded
+        if "gpu" not in r["hardware"]
+        and r["hardware"].get("cpu") == hw["cpu"]
+        and all(r["config"].get(key) == value for key, value in want.items())
+    ]
+
+
+def drift_values(drift, repeats):
+    """The glue values of the text on the drift between builds (``drift`` of
+    :func:`lloydbook.leanness.build_drift`, forward pass, from the recorded ``repeats`` that match this
+    build): ``t1-nrepeats`` and ``t1-drift-k1000``, the widening in % at k = 1000 (0 without repeats)."""
+    return {"t1-nrepeats": len(repeats), "t1-drift-k1000": 100 * (drift.get(1000, 1.0) - 1)}
+
+
+def band_phrase(cells, k):
+    """Where the cell at ``k`` of ``cells`` (:func:`lloydbook.leanness.table1_cells`, a pass) lies against its
+    band, for the text: "within", "at the edge of" or "beyond" the factor of
+    :data:`lloydbook.leanness.BAND` of the paper's value."""
+    by_k = {c["k"]: c for c in cells}
+    if k not in by_k:
+        raise ValueError(f"k must be one of the cells' {sorted(by_k)}, got {k!r}")
+    return f"{_PHRASE[by_k[k]['status']]} the factor of {BAND:g} of the paper's {by_k[k]['paper']}"

@@ -66,6 +66,12 @@ def test_recorded_and_recorded_run_dirs_read_the_checkouts_results(monkeypatch, 
     (fake / "results" / "step.json").write_text(json.dumps(blob))
     monkeypatch.setattr(results, "ROOT", fake)
     assert [r["file"] for r in results.recorded("train-step", gpu_only=True)] == ["step.json"]
+    (fake / "results" / "repeats").mkdir()
+    (fake / "results" / "repeats" / "seed-00.json").write_text(json.dumps(blob | {"benchmark": "table1"}))
+    assert [r["file"] for r in results.recorded("table1", folder="repeats")] == ["seed-00.json"]
+    assert results.recorded("table1") == [] and results.recorded("table1", folder="none") == []
+    with pytest.raises(ValueError, match="folder must name a sub-folder of results/ .a relative path., got '/tmp'"):
+        results.recorded("table1", folder="/tmp")
     assert results.recorded_run_dirs() == []
     run_dir = fake / "results" / "recorded" / "h200" / "runs" / "0123456789abcdef"
     run_dir.mkdir(parents=True)

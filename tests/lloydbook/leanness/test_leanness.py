@@ -8,7 +8,7 @@ import torch
 
 from lloydbook import book
 from lloydbook import leanness as lean
-from lloydbook.scales import SCALES
+from lloydbook.scales import SCALES, params
 from lloydlib.bench.timing import min_reps
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -99,6 +99,47 @@ def test_table1_cells_and_the_verdict_rule():
     with pytest.raises(ValueError, match="verdict must be one of"):
         lean.evidence(mem, "beyond the paper")
     assert lean.cells_text(mem[:1]) == "k=6: 10.0% outside"
+
+
+def _repeat(speedups, hw="AMD EPYC", **config):
+    """A result of lloydlib.bench.grid at d = 32 with constant speed-ups {k: s}, as the repeats record it."""
+    rows = [_row(k, [10.0] * 20, [10.0 / s] * 20) for k, s in speedups.items()]
+    config = {"impl": "reference", "clock": "cpu", "n": 1024, "batch": 1, "ds": [32]} | config
+    return {"benchmark": "table1", "hardware": {"device": "cpu", "cpu": hw}, "config": config, "rows": rows}
+
+
+def test_the_drift_between_builds_widens_a_cells_interval():
+    paper = {k: v["fwd"][2] for k, v in lean.PAPER_T1.items()}
+    edge = 2 * paper[1000]
+    repeats = [_repeat(paper | {1000: edge - 0.2}), _repeat(paper | {1000: edge + 0.3})]
+    drift = lean.build_drift(repeats, "forward")
+    assert drift[1000] == pytest.approx((edge + 0.3) / (edge - 0.2)) and drift[6] == pytest.approx(1.0)
+    assert lean.build_drift(repeats[:1], "forward") == {} and lean.build_drift([], "backward") == {}
+    rows = _table(paper | {1000: edge + 0.3})  # a build whose median lies just beyond the edge
+    bare, wide = (lean.table1_cells(rows, "forward", 1e-3, drift=d) for d in (None, drift))
+    assert bare[-1]["status"] == "outside" and lean.evidence(bare, "not reproduced")
+    assert wide[-1]["status"] == "overlapping" and lean.evidence(wide, "partly")
+    assert wide[-1]["interval"] == pytest.approx(((edge + 0.3) / drift[1000], (edge + 0.3) * drift[1000]))
+    assert "widened by 2.1% for the drift between builds overlapping" in lean.cells_text(wide[-1:])
+    with pytest.raises(ValueError, match="metric must be 'forward' or 'backward'"):
+        lean.build_drift(repeats, "memory")
+    with pytest.raises(TypeError, match=r"repeats\[0\] must be a result of lloydlib.bench.grid, got list"):
+        lean.build_drift([[1]], "forward")
+    with pytest.raises(ValueError, match="drift must be empty for memory"):
+        lean.table1_cells(rows, "memory", drift=drift)
+
+
+def test_cpu_repeats_are_those_made_as_this_build_measures():
+    P = params("leanness", "ci")
+    mine, other_cpu, other_n = _repeat({6: 1.0}), _repeat({6: 1.0}, hw="Intel"), _repeat({6: 1.0}, n=512)
+    assert lean.cpu_repeats([mine, other_cpu, other_n], P, {"cpu": "AMD EPYC"}) == [mine]
+    assert lean.cpu_repeats([mine], P, {"cpu": "AMD EPYC", "gpu": "H100"}) == []
+    assert lean.drift_values({1000: 1.031}, [mine, mine]) == {"t1-nrepeats": 2, "t1-drift-k1000": pytest.approx(3.1)}
+    assert lean.drift_values({}, []) == {"t1-nrepeats": 0, "t1-drift-k1000": 0.0}
+    cells = lean.table1_cells(_table({6: 1.0, 1000: 30.0}), "forward", 1e-3)
+    assert lean.band_phrase(cells, 1000) == "beyond the factor of 2 of the paper's 12.14"
+    with pytest.raises(ValueError, match=r"k must be one of the cells' \[6, 1000\], got 25"):
+        lean.band_phrase(cells, 25)
 
 
 def test_fig1_memory_cells_use_the_paper_rounding():
