@@ -253,7 +253,8 @@ def cells_text(cells):
     for c in cells:
         value = f"{c['ours']:.1f}%" if isinstance(c["ours"], float) else str(c["ours"])
         if c.get("drift", 1.0) > 1.0:
-            value += f" widened by {100 * (c['drift'] - 1):.1f}% for the drift between builds"
+            lo, hi = c["interval"]
+            value += f", widened by {100 * (c['drift'] - 1):.1f}% for the drift between builds to [{lo:.2f}, {hi:.2f}]:"
         parts.append(f"k={c['k']}: {value} {c['status']}")
     return "; ".join(parts)
 

@@ -120,7 +120,9 @@ def test_the_drift_between_builds_widens_a_cells_interval():
     assert bare[-1]["status"] == "outside" and lean.evidence(bare, "not reproduced")
     assert wide[-1]["status"] == "overlapping" and lean.evidence(wide, "partly")
     assert wide[-1]["interval"] == pytest.approx(((edge + 0.3) / drift[1000], (edge + 0.3) * drift[1000]))
-    assert "widened by 2.1% for the drift between builds overlapping" in lean.cells_text(wide[-1:])
+    lo, hi = wide[-1]["interval"]
+    text = f"widened by 2.1% for the drift between builds to [{lo:.2f}, {hi:.2f}]: overlapping"
+    assert text in lean.cells_text(wide[-1:])
     with pytest.raises(ValueError, match="metric must be 'forward' or 'backward'"):
         lean.build_drift(repeats, "memory")
     with pytest.raises(TypeError, match=r"repeats\[0\] must be a result of lloydlib.bench.grid, got list"):
