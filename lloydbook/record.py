@@ -26,6 +26,7 @@ call's time and the core-seconds spent in all. TF32 is off. ``out`` defaults to 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import multiprocessing as mp
 import re
@@ -37,6 +38,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import torch
+
+try:
+    import fcntl
+except ImportError:  # pragma: no cover (Windows)
+    fcntl = None
 
 from lloydlib import hardware, training
 from lloydlib.checks import check_int, check_positive
@@ -57,6 +63,7 @@ __all__ = [
     "train_in_chunks",
     "merge",
     "problems",
+    "sole_recorder",
     "record",
     "main",
 ]
@@ -280,6 +287,29 @@ def _train(stacks, out, cache, budget, opts, progress, group, rebuild, log) -> l
     return chunks
 
 
+@contextlib.contextmanager
+def sole_recorder(out: Path):
+    """Hold the store folder ``out`` for one recorder while inside (an exclusive flock on ``out/.record.lock``);
+    raise ValueError at once when another process holds it. Two recorders on one store would train the same
+    runs and race on their checkpoints. Where ``fcntl`` is missing (Windows) it holds nothing."""
+    out.mkdir(parents=True, exist_ok=True)
+    if fcntl is None:  # pragma: no cover
+        yield
+        return
+    with open(out / ".record.lock", "a+b") as f:
+        try:
+            fcntl.flock(f.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise ValueError(
+                f"out {str(out)!r} is being recorded into by another process (it holds {out / '.record.lock'}); "
+                "wait for it to end or stop it"
+            ) from None
+        try:
+            yield
+        finally:
+            fcntl.flock(f.fileno(), fcntl.LOCK_UN)
+
+
 def record(configs, out, budget: Budget, *, chunk: int = 1000, device=None, group: str = "sweep", workers: int = 1,
            threads: int = 1, rebuild: str | None = None, log=print) -> dict:  # fmt: skip
     """Train ``configs`` (a list, or a list of tiers in priority order) under ``budget`` in chunks of ``chunk``
@@ -303,30 +333,33 @@ def record(configs, out, budget: Budget, *, chunk: int = 1000, device=None, grou
     cache, before = out / "checkpoints", torch.get_num_threads()
     torch.backends.cuda.matmul.allow_tf32 = False
     torch.backends.cudnn.allow_tf32 = False
-    out.mkdir(parents=True, exist_ok=True)
-    previous, code = read_record(out / "record.json"), fingerprint_id(fingerprint())
-    held = _store_finished(everything, out, cache, group, rebuild)
-    todo = [[c for c in t if c.key() not in held] for t in tiers]
-    reached = {c.key(): _checkpoint_step(c, cache) for t in todo for c in t}
-    stacks = [s for t in todo if t for s in plan(t, workers)]
-    machine = hardware.describe(hardware.probe(torch.device(device)))
-    opts = dict(chunk=chunk, device=device, workers=workers, threads=threads)
-    progress = Progress(everything, held, reached, previous, dict(opts, group=group, machine=machine, fingerprint=code))
-    log(f"record {group}: {len(everything)} runs, {len(stacks)} stack(s) to train on {machine} ({workers} worker(s) of "
-        f"{threads} thread(s), chunks of {chunk} steps, budget {budget.seconds:.0f} s) into {out}")  # fmt: skip
-    if previous.get("fingerprint") not in (None, code) and any(reached.values()):
-        log(f"warning: the checkpoints in {cache} were written by other code (fingerprint {previous['fingerprint']}, "
-            f"now {code}); the runs resume from them")  # fmt: skip
-    log(progress.line())
-    torch.set_num_threads(threads)
-    try:
-        chunks = _train(stacks, out, cache, budget, opts, progress, group, rebuild, log)
-    finally:
-        torch.set_num_threads(before)
-    rec = progress.write(out / "record.json", budget_s=budget.seconds, spent_s=round(budget.seconds - budget.left(), 3),
-                         stacks=len(stacks), chunks=chunks)  # fmt: skip
-    log(f"record {group} ends: {progress.line()}")
-    return rec
+    with sole_recorder(out):
+        out.mkdir(parents=True, exist_ok=True)
+        previous, code = read_record(out / "record.json"), fingerprint_id(fingerprint())
+        held = _store_finished(everything, out, cache, group, rebuild)
+        todo = [[c for c in t if c.key() not in held] for t in tiers]
+        reached = {c.key(): _checkpoint_step(c, cache) for t in todo for c in t}
+        stacks = [s for t in todo if t for s in plan(t, workers)]
+        machine = hardware.describe(hardware.probe(torch.device(device)))
+        opts = dict(chunk=chunk, device=device, workers=workers, threads=threads)
+        progress = Progress(
+            everything, held, reached, previous, dict(opts, group=group, machine=machine, fingerprint=code)
+        )
+        log(f"record {group}: {len(everything)} runs, {len(stacks)} stack(s) to train on {machine} ({workers} worker(s) of "
+            f"{threads} thread(s), chunks of {chunk} steps, budget {budget.seconds:.0f} s) into {out}")  # fmt: skip
+        if previous.get("fingerprint") not in (None, code) and any(reached.values()):
+            log(f"warning: the checkpoints in {cache} were written by other code (fingerprint {previous['fingerprint']}, "
+                f"now {code}); the runs resume from them")  # fmt: skip
+        log(progress.line())
+        torch.set_num_threads(threads)
+        try:
+            chunks = _train(stacks, out, cache, budget, opts, progress, group, rebuild, log)
+        finally:
+            torch.set_num_threads(before)
+        rec = progress.write(out / "record.json", budget_s=budget.seconds, spent_s=round(budget.seconds - budget.left(), 3),
+                             stacks=len(stacks), chunks=chunks)  # fmt: skip
+        log(f"record {group} ends: {progress.line()}")
+        return rec
 
 
 def _where(words) -> dict:

@@ -142,6 +142,16 @@ def test_a_store_of_other_code_is_refused_not_restamped(tmp_path, configs):
     assert training.RunStore(out, check_code=False).keys() == [configs[0].key()]
 
 
+def test_a_store_another_recorder_holds_is_refused_at_once(tmp_path, configs, trained):
+    out = tmp_path / "out"
+    with record.sole_recorder(out):  # another recorder, as far as the lock can tell
+        with pytest.raises(ValueError, match=r"out '.*out' is being recorded into by another process .*\.record\.lock"):
+            record.record(configs[:1], out, record.Budget(3600), chunk=30, log=quiet)
+    assert trained == []
+    record.record(configs[:1], out, record.Budget(3600), chunk=30, log=quiet)  # free again once it has ended
+    assert trained == [[(0, 0.1, 12)]]
+
+
 def test_tiers_train_in_priority_order(tmp_path, trained):
     first = [BASE.replace(seed=s) for s in (5, 6)]
     then = [BASE.replace(seed=s) for s in (0, 1)]  # one stack key: without tiers they would share a stack
