@@ -26,7 +26,7 @@ from lloydlib.checks import check_int
 from lloydlib.generalisation.dissimilarity import block_summary, emd_matrix, task_to_blocks
 from lloydlib.generalisation.multistep import lloyd_objectives, model_objectives
 
-from .learning import q3
+from .claims.evidence import q3
 from .tables import Table
 
 __all__ = [

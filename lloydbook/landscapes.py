@@ -34,7 +34,7 @@ from lloydlib.generalisation.landscape import (
     task_surfaces,
 )
 
-from .learning import q3
+from .claims.evidence import q3
 from .tables import Table
 
 __all__ = [

@@ -8,10 +8,9 @@ evaluation steps of ``run.history`` (step 0, then every ``eval_every`` steps). T
 loss ``val_rel_loss`` is Eq. 20 of the paper: the k-means loss of the layer's centers over that of one
 Lloyd step from the same initial centers, so values below 1 beat one Lloyd step.
 
-A claim is decided on its seeds in the book's one evidence vocabulary, :mod:`lloydbook.claims.evidence`
-(re-exported here for the chapters, which import it from this module: ``lower``, ``below``, ``above``,
-``within``, ``cheaper``, ``all_of``, ``decide``; library code imports it from there), as is
-:func:`lloydbook.tables.fmt_list`. The plots are in :mod:`lloydbook.figures`.
+A claim is decided on its seeds in the book's one evidence vocabulary, :mod:`lloydbook.claims.evidence`,
+which the chapters and modules import from there (``lower``, ``below``, ``within``, ...), as they import
+:func:`lloydbook.tables.fmt_list` from :mod:`lloydbook.tables`. The plots are in :mod:`lloydbook.figures`.
 """
 
 from __future__ import annotations
@@ -30,20 +29,7 @@ import torch
 from lloydlib import bench, lloyd_step, training
 
 from . import results
-from .claims.evidence import (
-    LEVEL,
-    OUTCOMES,
-    Evidence,
-    above,
-    all_of,
-    below,
-    cheaper,
-    decide,
-    lower,
-    q3,
-    verdict_of,
-    within,
-)
+from .claims.evidence import q3
 from .sweeps import SWEEPS, paper_sweeps, select, specs, sweep_commands, sweep_configs
 from .tables import Table, fmt_list, setting_text
 
@@ -63,22 +49,9 @@ __all__ = [
     "cost_ratios",
     "center_spread",
     "relative_spread",
-    "LEVEL",
-    "OUTCOMES",
-    "Evidence",
-    "cheaper",
-    "lower",
-    "below",
-    "above",
-    "within",
-    "all_of",
-    "verdict_of",
-    "decide",
     "outcomes",
     "evidence_table",
     "q3_table",
-    "fmt_list",
-    "find_group",
     "comparison_table",
     "setting_of",
     "at",
@@ -270,17 +243,6 @@ def q3_table(header, rows) -> Table:
     values (an array or list) is shown as :func:`q3`, a float with three significant digits and anything
     else as ``str``; ``header`` names the label's column and every cell's."""
     return Table(header, [[_cell(label), *(_cell(v) for v in cells)] for label, cells in rows])
-
-
-def find_group(groups: dict, names, config, match):
-    """The first group of ``groups`` (as returned by ``training.group(runs, *names)``) whose key agrees
-    with ``config`` on the fields ``match`` (a subset of ``names``); None when none does."""
-    names = list(names)
-    want = tuple(getattr(config, f) for f in match)
-    for key, runs in groups.items():
-        if tuple(key[names.index(f)] for f in match) == want:
-            return runs
-    return None
 
 
 def comparison_table(found, by, cells, ours, header) -> Table:

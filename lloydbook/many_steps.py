@@ -11,7 +11,7 @@ and for Lloyd's, so differences are paired by seed); the chapter's ``task_seed``
 :data:`PILOT_SEED` (a record: no draw of the book uses it), and no training stream meets either (training draws
 from 63-bit hashed seeds, ``lloydlib.training.derive_seed``).
 
-Per-seed statistics (arrays of shape (seeds,)) for :func:`lloydbook.learning.decide`: :func:`gap` (model
+Per-seed statistics (arrays of shape (seeds,)) for :func:`lloydbook.claims.evidence.decide`: :func:`gap` (model
 minus Lloyd's at one step; below 0 the model's tasks end with a smaller objective, in log units: -0.05 is
 about 5% lower) and :func:`rise` (a mode's change between two steps); :func:`pooled_median` of several
 settings' per-seed values and :func:`init_numbers` give the numbers the chapter's prose quotes.

@@ -111,7 +111,7 @@ def test_the_chapter_calls_setup_with_its_own_key(path):
 # --- (b) no typed prefix --------------------------------------------------------------------------------------
 
 #: functions that take a full glue name or claim id; a chapter calls its Chapter's methods instead
-BYPASS = {"glue", "book.glue", "glue.glue", "myst_nb.glue", "claims.record", "decide", "learning.decide"}
+BYPASS = {"glue", "book.glue", "glue.glue", "myst_nb.glue", "claims.record", "decide"}
 #: the Chapter's methods whose first argument is a name without the chapter's prefix
 CHAPTER_NAMES = {"glue", "record", "decide", "seed", "name", "claim_id"}
 
@@ -203,7 +203,7 @@ def chapter_names(path: Path) -> set[str]:
 def test_the_claims_table_is_the_last_code_cell(path):
     cells = code_cells(path)
     ch = chapter_names(path)
-    recorders = {f"{n}.{m}" for n in ch for m in ("record", "decide")} | {"claims.record", "learning.decide"}
+    recorders = {f"{n}.{m}" for n in ch for m in ("record", "decide")} | {"claims.record"}
     found = [(i, dotted(c.func), c) for i, c in calls(path)]
     records = [i for i, name, _ in found if name in recorders]
     tables = [i for i, name, c in found if name in {f"{n}.table" for n in ch} | {"claims.table"} and not c.args]

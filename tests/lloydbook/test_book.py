@@ -15,7 +15,8 @@ import pytest
 import torch
 from _support import assert_raises_naming
 
-from lloydbook import book, claims, learning, scales
+from lloydbook import book, claims, scales
+from lloydbook.claims import evidence
 from lloydbook.glue import glue
 from lloydbook.scales import SCALES
 from lloydbook.tables import Table
@@ -279,7 +280,7 @@ def test_record_glues_nothing_when_the_check_fails(glued, started):
 
 
 def test_decide_records_through_learning_and_glues_the_stated_verdict(glued, started):
-    holds, fails = learning.Evidence("a", "holds", "1 < 2"), learning.Evidence("b", "fails", "3 > 2")
+    holds, fails = evidence.Evidence("a", "holds", "1 < 2"), evidence.Evidence("b", "fails", "3 > 2")
     row = dict(statement="Two parts", source="a source", paper="both")
     assert started.decide("two-parts", **row, expected="partly", evidence=[holds, fails]) is None  # shows nothing
     (claim,) = claims.claims()

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 import torch
 
-from lloydbook import claims, learning, tables
+from lloydbook import claims, learning
 from lloydbook.claims import evidence
 from lloydlib import lloyd_step, sample_tasks, training
 from lloydlib.training import TrainConfig
@@ -89,22 +89,6 @@ def test_center_spread_and_relative_spread():
 
 
 # ----------------------------------------------------------------------------------------- tables
-def test_the_chapters_names_are_re_exported():
-    """The chapters import these from lloydbook.learning; they live in lloydbook.tables and .claims.evidence."""
-    assert learning.fmt_list is tables.fmt_list
-    for name in ("Evidence", "lower", "below", "above", "within", "cheaper", "all_of", "decide", "verdict_of"):
-        assert getattr(learning, name) is getattr(evidence, name), name
-
-
-def test_find_group_matches_on_the_named_fields_only():
-    cfg = lambda **kw: SimpleNamespace(**{**dict(d=4, k=6, n=32, tau=0.1, lr=0.01, embedding="BN", loss="L2"), **kw})
-    groups = {(4, 6, 32, "BN"): ["a"], (4, 6, 64, "BN"): ["b"], (8, 6, 32, "BN"): ["c"]}
-    names = ("d", "k", "n", "embedding")
-    assert learning.find_group(groups, names, cfg(n=64), ("d", "k", "embedding")) == ["a"]
-    assert learning.find_group(groups, names, cfg(n=64), ("d", "k", "n", "embedding")) == ["b"]
-    assert learning.find_group(groups, names, cfg(d=16), ("d",)) is None
-
-
 def test_comparison_table_rows():
     found = [fake_run([2.0, v], d=4, embedding="OH") for v in (1.0, 1.1, 1.2)] + [fake_run([2.0, 0.9], d=8)]
     mine = [fake_run([2.0, 0.8])]
@@ -173,7 +157,7 @@ def test_cost_ratios_are_medians_of_the_per_repetition_ratios():
 
 
 def test_outcomes_and_evidence_table_show_the_parts():
-    ev = [learning.Evidence("OH within 0.05", "holds", "numbers a"), learning.Evidence("BN", "undetermined", "b")]
+    ev = [evidence.Evidence("OH within 0.05", "holds", "numbers a"), evidence.Evidence("BN", "undetermined", "b")]
     assert learning.outcomes(ev) == "OH within 0.05: holds; BN: undetermined"
     table = learning.evidence_table(ev)
     assert table.header == ["part", "outcome", "what the seeds say"]

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from lloydbook import claims, findings, paper_scale
-from lloydbook.learning import Evidence
+from lloydbook.claims.evidence import Evidence
 from lloydbook.paper_scale import clusters, common, report, shapes, sweeps, tau, wall
 
 
