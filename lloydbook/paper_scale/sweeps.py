@@ -13,17 +13,6 @@ from .wall import fig17_claims
 
 __all__ = ["FIELDS", "judge", "judge_line", "wall_panels"]
 
-#: the config fields each sweep's claims group its runs by (the keys of their ``G``)
-FIELDS = {
-    "fig10": ("d", "tau", "embedding", "loss"),
-    "fig10b": ("d", "tau", "embedding", "loss"),
-    "fig14": ("d", "tau", "embedding", "loss"),
-    "fig11": ("d", "lr", "embedding", "loss"),
-    "fig13": ("n", "embedding", "loss"),
-    "fig15": ("d", "tau", "k", "embedding", "loss"),
-    "fig17": ("d", "k", "n", "embedding"),
-}
-
 
 def _fig10(ds: str):
     def claims(G, p, machine):
@@ -33,30 +22,35 @@ def _fig10(ds: str):
     return claims
 
 
-#: sweep name -> its findings decided on a machine's grouped runs ``G`` at the paper's settings ``p``
-_CLAIMS = {
-    "fig10": _fig10("tau_ds"),
-    "fig10b": _fig10("tau_b_ds"),
-    "fig14": lambda G, p, machine: fig14_claims(
+_DTEL = ("d", "tau", "embedding", "loss")
+
+#: sweep name -> (the config fields its findings group its runs by, the keys of their ``G``; its findings
+#: decided on a machine's grouped runs ``G`` at the paper's settings ``p``)
+_SWEEPS = {
+    "fig10": (_DTEL, _fig10("tau_ds")),
+    "fig10b": (_DTEL, _fig10("tau_b_ds")),
+    "fig14": (_DTEL, lambda G, p, machine: fig14_claims(
         G, ds=p["ds"], taus=p["d_taus"], embeddings=p["d_embeddings"], losses=p["losses"], seeds=len(p["seeds"]),
         machine=machine,
-    ),
-    "fig11": lambda G, p, machine: fig11_claims(
+    )),
+    "fig11": (("d", "lr", "embedding", "loss"), lambda G, p, machine: fig11_claims(
         G, ds=p["lr_ds"], lrs=p["lrs"], embeddings=p["lr_embeddings"], losses=p["sub_losses"],
         seeds=len(p["lr_seeds"]), machine=machine,
-    ),
-    "fig13": lambda G, p, machine: fig13_claims(
+    )),
+    "fig13": (("n", "embedding", "loss"), lambda G, p, machine: fig13_claims(
         G, ns=p["ns"], n0=p["base"]["n"], k=p["base"]["k"], min_ppc=p["k_min_ppc"], embeddings=p["n_embeddings"],
         losses=p["sub_losses"], seeds=len(p["n_seeds"]), machine=machine,
-    ),
-    "fig15": lambda G, p, machine: fig15_claims(
+    )),
+    "fig15": (("d", "tau", "k", "embedding", "loss"), lambda G, p, machine: fig15_claims(
         G, cases=p["k_cases"], ks=p["ks"], embeddings=p["embeddings"], losses=p["sub_losses"],
         seeds=len(p["k_seeds"]), n=p["base"]["n"], machine=machine,
-    ),
-    "fig17": lambda G, p, machine: fig17_claims(
+    )),
+    "fig17": (("d", "k", "n", "embedding"), lambda G, p, machine: fig17_claims(
         G, cases=p["wall_cases"], ns=WALL_NS, seeds=len(p["seeds"]), machine=machine
-    ),
+    )),
 }  # fmt: skip
+#: sweep name -> the config fields its findings group its runs by (of the table above)
+FIELDS = {name: fields for name, (fields, _) in _SWEEPS.items()}
 
 
 def judge(name: str, runs, p, machine: str) -> list[str]:
@@ -64,10 +58,11 @@ def judge(name: str, runs, p, machine: str) -> list[str]:
     :data:`lloydbook.sweeps.PAPER_SWEEPS`) on ``runs``, the runs of that sweep a machine recorded (any subset),
     at the settings ``p`` (``book.params("learning", "paper")``); returns the claim ids recorded, [] unless
     every setting has all its seeds."""
-    if name not in _CLAIMS:
-        raise ValueError(f"name must be one of the paper-scale sweeps {list(_CLAIMS)}, got {name!r}")
+    if name not in _SWEEPS:
+        raise ValueError(f"name must be one of the paper-scale sweeps {list(_SWEEPS)}, got {name!r}")
     claim_suffix(machine)  # a bad machine name fails even on a partial sweep
-    return _CLAIMS[name](training.group(list(runs), *FIELDS[name]), p, machine)
+    fields, claims = _SWEEPS[name]
+    return claims(training.group(list(runs), *fields), p, machine)
 
 
 def judge_line(name: str, runs, p, machine: str) -> str:
