@@ -21,7 +21,7 @@ from lloydlib.model import LearnableTransformer
 
 __all__ = ["PAPER_T1", "PAPER_FIG1_MEMORY", "IMPLS", "PASSES", "T1_PASSES", "METRICS", "FALSE_FAILURE", "OUTLIERS", "BAND",
            "PARTLY_KS", "Speedup", "torch_threads", "n_intervals", "chapter_alpha", "speedup", "time_ms", "form_ratio", "mem_reduction",
-           "gain", "band", "judge", "table1_cells", "evidence", "table1_row", "rows_by_k", "build_drift", "fig1_memory_cells", "cells_text", "dims_table", "table1",
+           "gain", "band", "judge", "table1_cells", "evidence", "table1_row", "rows_by_k", "repeat_medians", "build_drift", "fig1_memory_cells", "cells_text", "dims_table", "table1",
            "heatmaps", "figure1_grid", "fast_vs_plain", "large_k", "growth_failures"]  # fmt: skip
 
 #: Table 1 of the Leaner paper (RTX PRO 3000 Blackwell laptop GPU, n = 1024, 32 tasks, d = 32), per k:
@@ -215,13 +215,10 @@ def rows_by_k(result):
     return {r["k"]: r for r in result["rows"]}
 
 
-def build_drift(repeats, metric):
-    """How far the median speed-up of each cell of Table 1 moves from one build to the next, from
-    ``repeats``: the same measurement made again and again (results of ``lloydlib.bench.grid`` at d = 32, as
-    ``scripts/record_table1_repeats.py`` records them). One build's interval covers the noise of its own
-    repetitions, not this drift, which can carry a build's median near a band's edge across it.
-    Returns {k: highest / lowest median over the repeats} in ``metric`` ("forward" or "backward"); {} for
-    fewer than two repeats."""
+def repeat_medians(repeats, metric):
+    """The median speed-up of each cell of Table 1 in every one of ``repeats``: the same measurement made again
+    and again (results of ``lloydlib.bench.grid`` at d = 32, as ``scripts/record_table1_repeats.py`` records
+    them), in ``metric`` ("forward" or "backward"): {k: [median, one per repeat]}."""
     if metric not in ("forward", "backward"):
         raise ValueError(f"metric must be 'forward' or 'backward' (memory is exact), got {metric!r}")
     medians = {}
@@ -232,7 +229,15 @@ def build_drift(repeats, metric):
             if k in PAPER_T1:
                 ratios = paired_ratios(row["OH"]["samples"][metric], row["BN"]["samples"][metric])
                 medians.setdefault(k, []).append(statistics.median(ratios))
-    return {k: max(m) / min(m) for k, m in sorted(medians.items()) if len(m) > 1}
+    return dict(sorted(medians.items()))
+
+
+def build_drift(repeats, metric):
+    """How far the median speed-up of each cell of Table 1 moves from one build to the next, from the
+    ``repeats`` of :func:`repeat_medians`. One build's interval covers the noise of its own repetitions, not
+    this drift, which can carry a build's median near a band's edge across it. Returns {k: highest / lowest
+    median over the repeats} in ``metric``; {} for fewer than two repeats."""
+    return {k: max(m) / min(m) for k, m in repeat_medians(repeats, metric).items() if len(m) > 1}
 
 
 def fig1_memory_cells(rows, accounting="no_attention"):
