@@ -188,7 +188,7 @@ def drift_values(drift, repeats):
             else "all above"
         )
         note = (
-            f"Across them the median forward speed-up at $k = 1000$ ranged from {min(medians):.2f} to "
+            f"Across them the median forward speed-up at k = 1000 ranged from {min(medians):.2f} to "
             f"{max(medians):.2f} (median {statistics.median(medians):.2f}), {side} the band's upper edge "
             f"{edge:.2f}, {BAND:g} times the paper's {PAPER_T1[1000]['fwd'][2]}."
         )

@@ -140,7 +140,7 @@ def test_cpu_repeats_are_those_made_as_this_build_measures():
     values = lean.drift_values({1000: 1.031}, [low, high])
     assert values["t1-nrepeats"] == 2 and values["t1-drift-k1000"] == pytest.approx(3.1)
     assert values["t1-drift-note"] == (
-        "Across them the median forward speed-up at $k = 1000$ ranged from 24.00 to 24.50 (median 24.25), "
+        "Across them the median forward speed-up at k = 1000 ranged from 24.00 to 24.50 (median 24.25), "
         "on both sides of the band's upper edge 24.28, 2 times the paper's 12.14."
     )
     assert "all below" in lean.drift_values({}, [low, low])["t1-drift-note"]
