@@ -102,8 +102,12 @@ def chapter_alpha(P):
 def speedup(row, metric, alpha):
     """BN's speed-up over OH in ``metric`` (a pass): :class:`Speedup` of the paired ratios, interval at
     level 1 - ``alpha``."""
-    r = paired_ratios(row["OH"]["samples"][metric], row["BN"]["samples"][metric])
+    r = _ratios(row, metric)
     return Speedup(statistics.median(r), *median_interval(r, alpha))
+
+
+def _ratios(row, metric):
+    return paired_ratios(row["OH"]["samples"][metric], row["BN"]["samples"][metric])
 
 
 def time_ms(row, embedding, metric, alpha):
@@ -227,8 +231,7 @@ def repeat_medians(repeats, metric):
             raise TypeError(f"repeats[{i}] must be a result of lloydlib.bench.grid, got {type(result).__name__}")
         for k, row in rows_by_k(result).items():
             if k in PAPER_T1:
-                ratios = paired_ratios(row["OH"]["samples"][metric], row["BN"]["samples"][metric])
-                medians.setdefault(k, []).append(statistics.median(ratios))
+                medians.setdefault(k, []).append(statistics.median(_ratios(row, metric)))
     return dict(sorted(medians.items()))
 
 
