@@ -5,30 +5,26 @@ and returns a :class:`lloydbook.findings.Part` per finding, in the book's eviden
 (:mod:`lloydbook.claims.evidence`), with the runs it reads (which decide whether the claim is at the paper's
 setting, and its setting). The same parts are decided by chapter 04 on this build's runs at d=4 (Fig. 10a) and
 d=32 (Fig. 10b), on the sweep ``fig10a-paper`` recorded at the paper's own setting on the CPU
-(:func:`recorded_groups`, :func:`missing_text`), and on a GPU machine's runs
+(:func:`recorded_groups`, :func:`recorded_parts`), and on a GPU machine's runs
 (:func:`lloydbook.paper_scale.fig10_claims`). Every comparison of two settings is paired by seed: the runs of one
 seed see the same tasks.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 
+from . import findings
 from .claims.evidence import Evidence, above, all_of, below, lower, within
-from .findings import Part
+from .findings import SEED_SETS, Part, Recorded
 from .learning import auc, final, final_train, steps_to_settle
 
 __all__ = [
     "SOURCE",
-    "SEED_SETS",
-    "Recorded",
     "statements",
     "parts",
     "recorded_groups",
     "recorded_parts",
-    "missing_text",
     "COLLAPSE_SOURCE",
     "collapse",
 ]
@@ -185,82 +181,23 @@ def parts(G: dict, d: int, taus, embeddings, losses) -> dict[str, Part]:
     return out
 
 
-#: the seed sets a recorded sweep's statements are decided on, the largest first (the tiers of the sweep
-#: fig10a-paper, :func:`lloydbook.sweeps.tiers`: seeds 0-4 first, then 5-9)
-SEED_SETS = (tuple(range(10)), tuple(range(5)))
-
-
-@dataclass(frozen=True)
-class Recorded:
-    """What a partly recorded Figure 10 sweep can decide: ``groups`` maps ``(d, tau, embedding, loss)`` to the
-    runs of ``seeds`` in seed order, for the temperatures ``taus`` whose every (embedding, loss) holds all of
-    ``seeds``; ``seeds`` is the largest of the seed sets for which the smallest and largest temperature are
-    complete (``()`` and no groups when not even the first is)."""
-
-    groups: dict
-    seeds: tuple
-    taus: tuple
-
-
 def recorded_groups(runs, d: int, taus, embeddings, losses, seed_sets=SEED_SETS) -> Recorded:
-    """The complete part of the recorded runs ``runs`` of Figure 10 at ``d`` (see :class:`Recorded`)."""
-    taus = sorted(taus)
-    have: dict = {}
-    for r in runs:
-        c = r.config
-        have.setdefault((c.d, c.tau, c.embedding, c.loss), {})[c.seed] = r
-
-    def complete(t, seeds):
-        return all(s in have.get((d, t, e, l), {}) for e in embeddings for l in losses for s in seeds)
-
-    for seeds in seed_sets:
-        if complete(taus[0], seeds) and complete(taus[-1], seeds):
-            done = tuple(t for t in taus if complete(t, seeds))
-            groups = {
-                (d, t, e, l): [have[(d, t, e, l)][s] for s in seeds] for t in done for e in embeddings for l in losses
-            }
-            return Recorded(groups, tuple(seeds), done)
-    return Recorded({}, (), ())
-
-
-def _seeds_text(seeds) -> str:
-    seeds = sorted(seeds)
-    if seeds == list(range(seeds[0], seeds[-1] + 1)) and len(seeds) > 2:
-        return f"seeds {seeds[0]}-{seeds[-1]}"
-    return "seed " + ", ".join(map(str, seeds)) if len(seeds) == 1 else "seeds " + ", ".join(map(str, seeds))
-
-
-def missing_text(configs) -> str:
-    """The configs ``configs`` (of a Figure 10 sweep) in words, grouped by setting: ``"tau=1 OH:NE seeds 0-4;
-    tau=0.1 BN:L2 seed 3"`` (settings in the order given); "none" for none."""
-    groups: dict = {}
-    for c in configs:
-        groups.setdefault((c.tau, c.embedding, c.loss), []).append(c.seed)
-    if not groups:
-        return "none"
-    return "; ".join(f"tau={t:g} {e}:{l} {_seeds_text(seeds)}" for (t, e, l), seeds in groups.items())
+    """The complete part of the recorded runs ``runs`` of Figure 10 at ``d`` (:func:`lloydbook.findings.recorded_groups`
+    over the temperatures ``taus``; its ``values`` are the temperatures decided)."""
+    cells = {t: [(d, t, e, l) for e in embeddings for l in losses] for t in taus}
+    return findings.recorded_groups(runs, ("d", "tau", "embedding", "loss"), cells, seed_sets)
 
 
 def recorded_parts(rec: Recorded, missing, tiers, d: int, taus, embeddings, losses) -> dict[str, Part]:
     """Figure 10's findings on a recorded sweep (:func:`recorded_groups` ``rec`` of it; ``missing``, the configs of
     the sweep not recorded yet; ``tiers``, its seed sets' configs, :func:`lloydbook.sweeps.tiers`) at ``d``, over the
-    paper's temperatures ``taus``: name -> :class:`Part`. A finding reads the smallest and largest tau (every tau for
-    ``larger-tau-ordered``) on the largest complete seed set; where those runs are not all recorded, its Part reads
-    the first tier's configs (every tier's, for the ordering) and its one piece of evidence is undetermined, naming
-    the runs still missing (so it is an open row, never a verdict)."""
-    taus = tuple(sorted(taus))
-    found = parts(rec.groups, d, rec.taus, embeddings, losses) if rec.taus else {}
-    out = {}
-    for name, (statement, paper) in statements(taus).items():
-        every_tau = name == "larger-tau-ordered"
-        if name in found and (rec.taus == taus or not every_tau):
-            out[name] = found[name]
-            continue
-        runs = [c for tier in tiers for c in tier] if every_tau else list(tiers[0])
-        lacking = [c for c in missing if c in runs]
-        text = f"{len(runs) - len(lacking)} of {len(runs)} recorded; missing: {missing_text(lacking)}"
-        out[name] = Part(statement, paper, runs, [Evidence("the runs it reads", "undetermined", text)])
-    return out
+    paper's temperatures ``taus``: name -> :class:`Part` (:func:`lloydbook.findings.recorded_parts`). A finding reads
+    the smallest and largest tau (every tau for ``larger-tau-ordered``) on the largest complete seed set; where
+    those runs are not all recorded, it is an open row naming the runs still missing."""
+    found = parts(rec.groups, d, rec.values, embeddings, losses) if rec.values else {}
+    complete = rec.values == tuple(sorted(taus))
+    kw = dict(every={"larger-tau-ordered"}, complete=complete, missing=missing, tiers=tiers, axis="tau")
+    return findings.recorded_parts(found, statements(taus), **kw)
 
 
 #: where the collapse finding comes from: none of the paper's (it explains Fig. 10's NE at tau=1)

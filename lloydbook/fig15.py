@@ -7,8 +7,9 @@ insensitive to k. At d=32, k=25, 3/10 OH runs hit numerical instability (d_emb=5
 Gradient clipping fixes the OH runs."
 
 :func:`parts` states each finding at the panels given where the paper makes it, as
-:class:`lloydbook.findings.Part` s: chapter 05 decides them on this build's runs (one panel), and
-:func:`lloydbook.paper_scale.fig15_claims` on a GPU machine's runs (every panel). Different k, different tasks:
+:class:`lloydbook.findings.Part` s (:func:`statements` gives their words): chapter 05 decides them on this build's
+runs (one panel) and, with :func:`recorded_parts`, on the sweep ``fig15a-paper`` recorded at the paper's own setting
+on the CPU (Fig. 15b's panel), and :func:`lloydbook.paper_scale.fig15_claims` on a GPU machine's runs (every panel). Different k, different tasks:
 unpaired; settings at one k that differ only in the embedding share their seeds' tasks: paired by seed.
 """
 
@@ -16,6 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from . import findings
 from .claims.evidence import Evidence, all_of, lower, within
 from .findings import Part, by_seed
 from .learning import final, largest_rise
@@ -29,7 +31,9 @@ __all__ = [
     "SOURCES",
     "OH_UNSTABLE",
     "unstable",
+    "statements",
     "parts",
+    "recorded_parts",
 ]
 
 #: the paper's "small d" (Figs. 15a and b), where BN degrades with k
@@ -109,6 +113,35 @@ def _instability(G, cases, k, losses) -> list[Evidence]:
     ]
 
 
+def statements(cases, ks, embeddings, *, n: int) -> dict[str, tuple[str, str]]:
+    """Figure 15's findings on L2 at the panels ``cases`` ``[(d, tau)]`` over the ``ks`` read, with ``embeddings``, at
+    ``n`` points per task: name -> (statement, the paper's value), the words of every row that decides them (:func:`parts`) or
+    leaves them open, for the findings whose panels are given (the instability finding is :data:`OH_UNSTABLE`)."""
+    cases, ks = [tuple(c) for c in cases], sorted(ks)
+    kmin, kmax = ks[0], ks[-1]
+    ppc = f"{n / kmax:g} points per cluster at k={kmax}"
+    out = {}
+    small = [(d, t) for d, t in cases if d == SMALL_D]
+    if small:
+        out["k-bn-degrades"] = (
+            f"BN degrades as k grows at small d (final relative loss, {_cases(small)}, L2; {ppc})",
+            "BN worse at larger k",
+        )
+    out["k-oh-insensitive"] = (
+        f"OH is insensitive to k (median final relative loss of its stable runs within {K_TOL:g} of k={kmin}'s at "
+        f"every k; {_cases(cases)}, L2; {ppc})",
+        "insensitive to k",
+    )
+    if BN_NA_CASE in cases and "NA" in embeddings:
+        d, t = BN_NA_CASE
+        out["k-bn-below-na"] = (
+            f"At d={d}, tau={t:g} BN falls below NA for large k (NA's final relative loss lower than BN's at "
+            f"k={kmax}, L2; {ppc})",
+            '"BN degrades as k grows at small d (at d=4, tau=0.1 it even falls below NA for large k)"',
+        )
+    return out
+
+
 def parts(G: dict, cases, ks, embeddings, losses, *, n: int) -> dict[str, Part]:
     """Figure 15's findings on the runs ``G`` (``(d, tau, k, embedding, loss)`` -> runs, one per seed, trained
     without gradient clipping) at the panels ``cases`` ``[(d, tau)]`` over the ``ks`` read, at ``n`` points per task:
@@ -123,7 +156,7 @@ def parts(G: dict, cases, ks, embeddings, losses, *, n: int) -> dict[str, Part]:
     if len(ks) < 2 or "L2" not in losses or not {"OH", "BN"} <= set(embeddings):
         raise ValueError(f"need two k, OH and BN and L2; got ks {ks}, {list(embeddings)}, {list(losses)}")
     kmin, kmax = ks[0], ks[-1]
-    ppc = f"{n / kmax:g} points per cluster at k={kmax}"
+    say = statements(cases, ks, embeddings, n=n)
 
     def at(d, t, among):  # a part's label names its panel when there are several
         return f", d={d}, tau={t:g}" if len(among) > 1 else ""
@@ -133,8 +166,7 @@ def parts(G: dict, cases, ks, embeddings, losses, *, n: int) -> dict[str, Part]:
     if small:
         bn = {(d, t, k): G[(d, t, k, "BN", "L2")] for d, t in small for k in ks}
         out["k-bn-degrades"] = Part(
-            f"BN degrades as k grows at small d (final relative loss, {_cases(small)}, L2; {ppc})",
-            "BN worse at larger k",
+            *say["k-bn-degrades"],
             [r for runs in bn.values() for r in runs],
             [
                 lower(
@@ -158,9 +190,7 @@ def parts(G: dict, cases, ks, embeddings, losses, *, n: int) -> dict[str, Part]:
         return within(label, final(a), final(b), f"k={kmin}", f"k={k}", K_TOL, paired=False)
 
     out["k-oh-insensitive"] = Part(
-        f"OH is insensitive to k (median final relative loss of its stable runs within {K_TOL:g} of k={kmin}'s at "
-        f"every k; {_cases(cases)}, L2; {ppc})",
-        "insensitive to k",
+        *say["k-oh-insensitive"],
         [r for d, t in cases for k in ks for r in G[(d, t, k, "OH", "L2")]],
         [
             all_of(f"OH within {K_TOL:g} across k" + at(d, t, cases), [oh_within(d, t, k) for k in ks[1:]])
@@ -171,9 +201,7 @@ def parts(G: dict, cases, ks, embeddings, losses, *, n: int) -> dict[str, Part]:
         d, t = BN_NA_CASE
         na, bn = by_seed(G[(d, t, kmax, "NA", "L2")], G[(d, t, kmax, "BN", "L2")])  # same k and seeds: paired
         out["k-bn-below-na"] = Part(
-            f"At d={d}, tau={t:g} BN falls below NA for large k (NA's final relative loss lower than BN's at "
-            f"k={kmax}, L2; {ppc})",
-            '"BN degrades as k grows at small d (at d=4, tau=0.1 it even falls below NA for large k)"',
+            *say["k-bn-below-na"],
             na + bn,
             [lower(f"NA lower than BN at k={kmax}", final(na), final(bn), "NA", "BN", paired=True)],
         )
@@ -191,3 +219,23 @@ def parts(G: dict, cases, ks, embeddings, losses, *, n: int) -> dict[str, Part]:
         runs = [r for (_, e, _), rs in at_k.items() if e in ("OH", "BN") for r in rs]
         out["k-oh-unstable"] = Part(*OH_UNSTABLE, runs, _instability(G, d32, UNSTABLE_AT[1], losses))
     return out
+
+
+def recorded_parts(runs, missing, tiers, case, ks, embeddings, *, n: int) -> dict[str, Part]:
+    """Figure 15's findings at the panel ``case`` ``(d, tau)`` on a recorded sweep of its L2 runs (``runs``, any part
+    of it; ``missing``, the configs not recorded yet; ``tiers``, :func:`lloydbook.sweeps.tiers`) over the paper's
+    ``ks``: name -> :class:`Part` (:func:`lloydbook.findings.recorded_parts`). A finding reads the smallest and the
+    largest k (every k for ``k-oh-insensitive``) on the largest seed set complete at both; where those runs are not
+    all recorded, it is an open row naming the runs still missing."""
+    d, t = case
+    cells = {k: [(d, t, k, e, "L2") for e in embeddings] for k in ks}
+    rec = findings.recorded_groups(runs, ("d", "tau", "k", "embedding", "loss"), cells)
+    found = parts(rec.groups, [case], rec.values, embeddings, ["L2"], n=n) if rec.values else {}
+    kmin, kmax = min(ks), max(ks)
+    reads = {  # the configs each finding reads (see parts)
+        "k-bn-degrades": lambda c: c.embedding == "BN" and c.k in (kmin, kmax),
+        "k-oh-insensitive": lambda c: c.embedding == "OH",
+        "k-bn-below-na": lambda c: c.embedding in ("NA", "BN") and c.k == kmax,
+    }
+    kw = dict(every={"k-oh-insensitive"}, complete=rec.values == tuple(sorted(ks)), missing=missing, tiers=tiers)
+    return findings.recorded_parts(found, statements([case], ks, embeddings, n=n), **kw, axis="k", reads=reads)

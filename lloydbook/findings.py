@@ -15,7 +15,10 @@ from the runs it read:
   undetermined, else an open row (never an assertion, never a verdict), as when the finding's premise fails on these
   runs (:attr:`Part.unmet`), with ``decides``, what would decide it.
 
-:func:`setting_pairs` lays the verdicts of one finding at two settings side by side. A chapter whose claim cells
+:func:`recorded_groups` and :func:`recorded_parts` decide a figure's findings on a sweep recorded over many sittings
+(at the paper's own setting, on this CPU): on the largest seed set complete at the extremes of the figure's axis,
+each finding still lacking runs an open row naming them (:func:`missing_text`). :func:`setting_pairs` lays the
+verdicts of one finding at two settings side by side. A chapter whose claim cells
 only name a finding shows the code that states it with :func:`evidence_code`: the source that ran, in a collapsed
 cell, so the reader can open the evidence behind every row and it cannot drift from what was decided.
 """
@@ -28,15 +31,32 @@ from dataclasses import dataclass
 import numpy as np
 from IPython.display import Markdown
 
-from .claims.evidence import verdict_of
+from .claims.evidence import Evidence, verdict_of
 from .claims.render import html_text
 from .learning import at, setting_of
 from .tables import Table
 
-__all__ = ["Part", "FIELDS", "by_seed", "nan_as_inf", "decide", "evidence_code", "setting_pairs"]
+__all__ = [
+    "Part",
+    "FIELDS",
+    "SEED_SETS",
+    "Recorded",
+    "by_seed",
+    "nan_as_inf",
+    "decide",
+    "recorded_groups",
+    "seeds_text",
+    "missing_text",
+    "recorded_parts",
+    "evidence_code",
+    "setting_pairs",
+]
 
 #: the config fields a learning claim's setting names (:func:`lloydbook.learning.setting_of`)
 FIELDS = ("n", "d", "k", "tau", "embedding", "loss")
+#: the seed sets a recorded sweep's findings are decided on, the largest first (the recorded sweeps' tiers,
+#: :func:`lloydbook.sweeps.tiers`, train seeds 0-4 first, then 5-9)
+SEED_SETS = (tuple(range(10)), tuple(range(5)))
 
 
 @dataclass(frozen=True)
@@ -104,6 +124,83 @@ def decide(
         ch.open(name, **row, decides=decides, ours=f"undetermined at {setting}: {parts}")
     else:
         ch.decide(name, **row, expected=expected, evidence=part.evidence, setting=setting)
+
+
+@dataclass(frozen=True)
+class Recorded:
+    """What a partly recorded sweep can decide: ``groups`` maps a setting's key to the runs of ``seeds`` in seed
+    order, for the values ``values`` of the figure's axis whose every setting holds all of ``seeds``; ``seeds`` is
+    the largest of the seed sets for which the smallest and the largest value are complete (``()`` and no groups
+    when not even one is)."""
+
+    groups: dict
+    seeds: tuple
+    values: tuple
+
+
+def recorded_groups(runs, fields, cells: dict, seed_sets=SEED_SETS) -> Recorded:
+    """The complete part of the recorded ``runs`` (see :class:`Recorded`): ``fields`` are the config fields of a
+    setting's key, ``cells`` maps each value of the figure's axis (tau for Fig. 10, k for Fig. 15) to the keys of
+    its settings."""
+    if not isinstance(cells, dict) or not cells:
+        raise ValueError(f"cells must map each value of the axis to the keys of its settings, got {cells!r}")
+    have: dict = {}
+    for r in runs:
+        have.setdefault(tuple(getattr(r.config, f) for f in fields), {})[r.config.seed] = r
+    values = sorted(cells)
+
+    def complete(v, seeds):
+        return all(s in have.get(key, {}) for key in cells[v] for s in seeds)
+
+    for seeds in seed_sets:
+        if complete(values[0], seeds) and complete(values[-1], seeds):
+            done = tuple(v for v in values if complete(v, seeds))
+            groups = {key: [have[key][s] for s in seeds] for v in done for key in cells[v]}
+            return Recorded(groups, tuple(seeds), done)
+    return Recorded({}, (), ())
+
+
+def seeds_text(seeds) -> str:
+    """Seeds in words: ``"seeds 0-4"`` for a run of three or more, else ``"seed 3"`` or ``"seeds 1, 4"``."""
+    seeds = sorted(seeds)
+    if seeds == list(range(seeds[0], seeds[-1] + 1)) and len(seeds) > 2:
+        return f"seeds {seeds[0]}-{seeds[-1]}"
+    return "seed " + ", ".join(map(str, seeds)) if len(seeds) == 1 else "seeds " + ", ".join(map(str, seeds))
+
+
+def missing_text(configs, axis: str) -> str:
+    """The ``configs`` in words, grouped by the value of the field ``axis``, embedding and loss: ``"tau=1 OH:NE
+    seeds 0-4; tau=0.1 BN:L2 seed 3"`` (settings in the order given); "none" for none."""
+    groups: dict = {}
+    for c in configs:
+        groups.setdefault((getattr(c, axis), c.embedding, c.loss), []).append(c.seed)
+    if not groups:
+        return "none"
+    return "; ".join(f"{axis}={v:g} {e}:{l} {seeds_text(seeds)}" for (v, e, l), seeds in groups.items())
+
+
+def recorded_parts(
+    found: dict, statements: dict, *, every, complete: bool, missing, tiers, axis: str, reads: dict | None = None
+) -> dict:
+    """A figure's findings on a recorded sweep: name -> :class:`Part`, one per finding of ``statements`` (name ->
+    (statement, the paper's value)). A finding of ``found`` (its parts on :func:`recorded_groups`' groups) stands
+    unless it reads every value of the axis (its name in ``every``) and the groups do not hold them all
+    (``complete`` False). Any other finding is a Part reading the first tier's configs (every tier's, for a name in
+    ``every``; ``tiers``, :func:`lloydbook.sweeps.tiers`) whose one piece of evidence is undetermined and names the
+    ``missing`` configs among them by ``axis`` (so it is an open row, never a verdict); ``reads`` (name -> a test of
+    a config) keeps, of those, the configs the finding reads, so that an open row's setting is the one it will be
+    decided at."""
+    out, reads = {}, reads or {}
+    for name, (statement, paper) in statements.items():
+        if name in found and (complete or name not in every):
+            out[name] = found[name]
+            continue
+        runs = [c for tier in tiers for c in tier] if name in every else list(tiers[0])
+        runs = [c for c in runs if reads.get(name, bool)(c)]
+        lacking = [c for c in missing if c in runs]
+        text = f"{len(runs) - len(lacking)} of {len(runs)} recorded; missing: {missing_text(lacking, axis)}"
+        out[name] = Part(statement, paper, runs, [Evidence("the runs it reads", "undetermined", text)])
+    return out
 
 
 def setting_pairs(rows, names, suffix: str = "-n512") -> tuple[Table, str]:

@@ -178,7 +178,8 @@ def _job(job: dict) -> dict:
 
 def merge(out: Path, runs, group: str, rebuild: str) -> set:
     """Write the finished ``runs`` into the run store at ``out`` beside the runs it holds (each kept in its
-    groups; the new ones listed under ``group``); returns the keys the store holds. A store trained by other
+    groups; the new ones listed under ``group``; the store's rebuild command is every sweep's, ``; ``-separated);
+    returns the keys the store holds. A store trained by other
     code, or another torch, raises :class:`lloydlib.training.StaleStoreError`: its runs are not re-stamped."""
     groups: dict[str, list] = {}
     kept: dict = {}  # what the store records of its re-certifications, kept when it is rewritten
@@ -189,6 +190,8 @@ def merge(out: Path, runs, group: str, rebuild: str) -> set:
             raise training.StaleStoreError(out / "store.json", changes, len(store), f"{RETRAIN}: {rebuild}")
         groups = {g: store.runs(g) for g in store.groups()}
         kept = dict(recertify=store.recertify, recertified=store.manifest.get("recertified"))
+        before = [c for c in str(store.manifest.get("rebuild") or "").split("; ") if c]
+        rebuild = "; ".join(dict.fromkeys([*before, rebuild]))  # a store of several sweeps: every one's command
     have = {r.key for rs in groups.values() for r in rs}
     new = list({r.key: r for r in runs if r.key not in have}.values())
     if not new:

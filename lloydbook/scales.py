@@ -33,6 +33,14 @@ _PAPER_BASE = {"d": 4, "k": 6, "n": 512, "steps": 10000, "tau": 0.1, "loss": "L2
 _FIG10A_PAPER = {"base": _PAPER_BASE, "embeddings": ["OH", "BN", "NA"], "losses": ["NE", "L2"],
                  "tiers": [{"tau": [1.0, 0.1], "seed": [0, 1, 2, 3, 4]}, {"tau": [1.0, 0.1], "seed": [5, 6, 7, 8, 9]},
                            {"tau": [0.25], "seed": list(range(10))}, {"tau": [0.14], "seed": list(range(10))}]}
+# Fig. 15b at the paper's own setting, the same at every scale: the sweep "fig15a-paper" is the sweep "fig15" at paper
+# restricted to its panel (d, tau) = (4, 0.1) and L2 (chapter 05's claims read L2 at that panel), recorded like
+# fig10a-paper; its k=6 runs are fig10a-paper's tau=0.1 L2 runs (the same configs). Its tiers are its priority
+# order: k 6 and 25 (the smallest and largest k, which the claims compare) with seeds 0-4, then seeds 5-9, then k 10
+# and 16 (which "insensitive to k" also reads) with seeds 0-4, then 5-9
+_FIG15A_PAPER = {"base": _PAPER_BASE, "embeddings": ["OH", "BN", "NA"], "losses": ["L2"],
+                 "tiers": [{"k": [6, 25], "seed": [0, 1, 2, 3, 4]}, {"k": [6, 25], "seed": [5, 6, 7, 8, 9]},
+                           {"k": [10, 16], "seed": [0, 1, 2, 3, 4]}, {"k": [10, 16], "seed": [5, 6, 7, 8, 9]}]}
 # stored models scored with attention dropout left on, as the authors' code scores them (p: their scripts' value;
 # repeats: scorings of each model, the five of the agreement check; tasks: fixed tasks per shape), the same at every
 # scale: it trains nothing
@@ -56,6 +64,7 @@ _LEARNING = {"base": {"d": 4, "k": 6, "n": 32, "steps": 6000, "tau": 0.1, "loss"
              "wall_steps": 500, "wall_time": {"n": 512, "reps": 40, "warmup": 10}, "cli_steps": 200,
              "gap_tasks": 128, "gap_n": 256,
              "gap_taus": [1e-3, 3e-3, 1e-2, 3e-2, 0.1, 0.25, 1.0, 3.0, 10.0], "fig10a_paper": _FIG10A_PAPER,
+             "fig15a_paper": _FIG15A_PAPER,
              "dropout_eval": _DROPOUT_EVAL, "dropout_eval_n512": _DROPOUT_EVAL}
 # chapter 06's models at ci and default: chapter 04's runs at tau=0.1 (the sweep "fig6" is a part of "fig10" there)
 _MODELS = {"base": dict(_LEARNING["base"]), "embeddings": _LEARNING["embeddings"], "losses": _LEARNING["losses"],
@@ -147,8 +156,8 @@ SCALES: dict[str, dict[str, dict]] = {
     # one layer's forward and backward at the paper's n (the same at every scale: it trains nothing, and
     # at n=32 OH and BN differ by about 4%, too little to decide on a shared CPU); cli_steps: the runs the command-line
     # demonstration trains; gap_*: tasks and temperatures for the smoothing-gap pictures (no training).
-    # fig10a_paper: the sweep "fig10a-paper", Fig. 10a at the paper's own setting, the same at every scale
-    # (see _FIG10A_PAPER above); dropout_eval: stored models scored with dropout on (see _DROPOUT_EVAL above),
+    # fig10a_paper and fig15a_paper: the sweeps "fig10a-paper" and "fig15a-paper", Figs. 10a and 15b at the paper's
+    # own setting, the same at every scale (see _FIG10A_PAPER and _FIG15A_PAPER above); dropout_eval: stored models scored with dropout on (see _DROPOUT_EVAL above),
     # dropout_eval_n512 the same for the models of fig10a_paper (on fewer tasks at ci: _DROPOUT_EVAL_N512_CI).
     # ci is default but for that: no smaller setting decides the learning claims (10 seeds leave the plateau of Fig. 10
     # only after about 2,000 steps at n=32, and at n=16 or 800 steps no setting beats one Lloyd step), so
@@ -172,7 +181,7 @@ SCALES: dict[str, dict[str, dict]] = {
                   "wall_steps": 10000, "wall_time": {"n": 512, "reps": 40, "warmup": 10}, "cli_steps": 200,
                   "gap_tasks": 320, "gap_n": 512,
                   "gap_taus": [1e-3, 3e-3, 1e-2, 3e-2, 0.1, 0.25, 1.0, 3.0, 10.0], "fig10a_paper": _FIG10A_PAPER,
-                  "dropout_eval": _DROPOUT_EVAL, "dropout_eval_n512": _DROPOUT_EVAL},
+                  "fig15a_paper": _FIG15A_PAPER, "dropout_eval": _DROPOUT_EVAL, "dropout_eval_n512": _DROPOUT_EVAL},
     },
     # --- chapter "Many steps and new inputs" (book/06_many_steps.ipynb) ---
     # models: the trained models Figs. 6, 7 and 12 evaluate (the sweep "fig6": base config, then the embeddings,

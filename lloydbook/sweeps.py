@@ -11,8 +11,8 @@ chapter trains anything else.
 
 Some sweeps are not stored, and train where they run: Fig. 17's single runs, whose point is their own
 step times (``stored=False``, ``stacked=False``), and the runs of the command-line demonstration, which
-the chapter trains with ``python -m lloydlib train``. A ``recorded`` sweep (``fig10a-paper``, Fig. 10a at the
-paper's own setting) is neither stored nor trained by a chapter: ``python -m lloydbook.record`` trains it,
+the chapter trains with ``python -m lloydlib train``. A ``recorded`` sweep (``fig10a-paper`` and ``fig15a-paper``,
+Figs. 10a and 15b at the paper's own setting) is neither stored nor trained by a chapter: ``python -m lloydbook.record`` trains it,
 over many sittings, into a recorded store ``results/recorded/<machine>``, and the chapters read whichever of
 its runs are recorded, and learn which are missing, with :func:`recorded`.
 """
@@ -85,12 +85,18 @@ def _wall(p, ns) -> list:
     return [(wall.replace(d=d, k=k), dict(n=ns, embedding=["OH", "BN"], seed=p["seeds"])) for d, k in p["wall_cases"]]
 
 
-def _fig10a_paper(p) -> list:
-    """Fig. 10a at the paper's own setting, the same at every scale (``p["fig10a_paper"]``): one grid of
-    embeddings x losses at its base per tier, the tiers in priority order."""
-    q = p["fig10a_paper"]
-    base = training.TrainConfig(**q["base"])
-    return [(base, dict(tau=t["tau"], embedding=q["embeddings"], loss=q["losses"], seed=t["seed"])) for t in q["tiers"]]
+def _recorded_paper(key: str):
+    """The specs of a figure at the paper's own setting, the same at every scale (``p[key]``, as
+    ``fig10a_paper``): one grid of embeddings x losses at its base per tier, the tiers in priority order."""
+
+    def specs(p) -> list:
+        q = p[key]
+        base = training.TrainConfig(**q["base"])
+        grid = [{**{f: v for f, v in t.items() if f != "seed"}, "embedding": q["embeddings"], "loss": q["losses"],
+                 "seed": t["seed"]} for t in q["tiers"]]  # fmt: skip
+        return [(base, axes) for axes in grid]
+
+    return specs
 
 
 def _race(p) -> list:
@@ -115,7 +121,7 @@ _LIST = (
     ),
     Sweep(
         "fig10a-paper", "04_learning", "learning", "Figs. 2a and 10a at the paper's own setting (n=512, 10,000 steps)",
-        _fig10a_paper, stored=False, recorded=True,
+        _recorded_paper("fig10a_paper"), stored=False, recorded=True,
     ),
     Sweep(
         "fig17", "04_learning", "learning", "Fig. 17: wall-clock training, one run at a time",
@@ -144,6 +150,10 @@ _LIST = (
         "fig15", "05_shapes", "learning", "Fig. 15: clusters per task",
         lambda p: [(_shape(p).replace(d=d, tau=t), dict(k=p["ks"], embedding=p["embeddings"], loss=p["sub_losses"],
                                                         seed=p["k_seeds"])) for d, t in p["k_cases"]],
+    ),
+    Sweep(
+        "fig15a-paper", "05_shapes", "learning", "Fig. 15b at the paper's own setting (n=512, 10,000 steps)",
+        _recorded_paper("fig15a_paper"), stored=False, recorded=True,
     ),
     Sweep(
         "fig6", "06_many_steps", "steps", "Figs. 6, 7 and 12: the models evaluated for many steps and new inputs",

@@ -7,7 +7,7 @@ import re
 
 from lloydlib.checks import check_int
 
-from ..claims.evidence import decide
+from ..claims.evidence import decide, verdict_of
 from ..claims.registry import open_row
 
 __all__ = [
@@ -71,13 +71,20 @@ def check_values(name: str, values, needed=(), *, minimum: int = 1) -> list:
 
 class Recorder:
     """Records claims ``<name>-gpu-<machine>`` with :func:`lloydbook.claims.evidence.decide` (into the active
-    chapter's rows, :func:`lloydbook.claims.activate`), expecting :data:`EXPECTED`, or open rows (:meth:`open`), and
-    keeps their ids in ``ids``."""
+    chapter's rows, :func:`lloydbook.claims.activate`), expecting :data:`EXPECTED`, or open rows (:meth:`open`, and
+    for a finding whose evidence is undetermined), and keeps their ids in ``ids``."""
 
     def __init__(self, machine: str, source: str):
         self.suffix, self.source, self.ids = claim_suffix(machine), source, []
 
     def __call__(self, name: str, *, statement: str, paper: str, evidence, source: str | None = None) -> None:
+        """A claim, or, where a part is undetermined (an interval that straddles its boundary), an open row that
+        says so: as :func:`lloydbook.findings.decide` does, an undecided comparison is never a failed check."""
+        if verdict_of(evidence) == "undetermined":
+            parts = "; ".join(f"{e.part}: {e.outcome} ({e.text})" for e in evidence)
+            decides = "more seeds at the paper's setting on this machine"
+            self.open(name, statement=statement, paper=paper, decides=decides, ours=f"undetermined: {parts}")
+            return
         cid = f"{name}{self.suffix}"
         decide(
             cid, statement=statement, source=source or self.source, paper=paper, expected=EXPECTED, evidence=evidence

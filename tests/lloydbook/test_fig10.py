@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from lloydbook import fig10
+from lloydbook import fig10, findings
 from lloydbook.claims.evidence import OUTCOMES, Evidence
 from lloydlib import training
 
@@ -62,18 +62,18 @@ def test_recorded_groups_decide_on_the_largest_complete_seed_set(groups):
     E, L_ = ["OH", "BN", "NA"], ["NE", "L2"]
     every = _runs_of(groups, (1.0, 0.25, 0.1), (0, 1, 2))
     rec = fig10.recorded_groups(every, 2, [1.0, 0.25, 0.1], E, L_, seed_sets=((0, 1, 2), (0, 1)))
-    assert rec.seeds == (0, 1, 2) and rec.taus == (0.1, 0.25, 1.0)
+    assert rec.seeds == (0, 1, 2) and rec.values == (0.1, 0.25, 1.0)
     assert [r.config.seed for r in rec.groups[(2, 0.1, "OH", "L2")]] == [0, 1, 2]
     # seed 2 missing at tau=1 for one setting: the smaller seed set; tau 0.25 only at seeds 0 and 1 there too
     partial = [r for r in every if not (r.config.tau == 1.0 and r.config.seed == 2 and r.config.embedding == "NA")]
     rec = fig10.recorded_groups(partial, 2, [1.0, 0.25, 0.1], E, L_, seed_sets=((0, 1, 2), (0, 1)))
-    assert rec.seeds == (0, 1) and rec.taus == (0.1, 0.25, 1.0)
+    assert rec.seeds == (0, 1) and rec.values == (0.1, 0.25, 1.0)
     # the middle tau absent: decided on the extremes only
     rec = fig10.recorded_groups(_runs_of(groups, (1.0, 0.1), (0, 1, 2)), 2, [1.0, 0.25, 0.1], E, L_)
-    assert rec.seeds == () and rec.taus == ()  # the default seed sets (0-9, 0-4) are not complete
+    assert rec.seeds == () and rec.values == ()  # the default seed sets (0-9, 0-4) are not complete
     rec = fig10.recorded_groups(_runs_of(groups, (1.0, 0.1), (0, 1)), 2, [1.0, 0.25, 0.1], E, L_, seed_sets=((0, 1),))
-    assert rec.taus == (0.1, 1.0) and set(rec.groups) == {(2, t, e, l) for t in (0.1, 1.0) for e in E for l in L_}
-    assert fig10.recorded_groups([], 2, [1.0, 0.1], E, L_) == fig10.Recorded({}, (), ())
+    assert rec.values == (0.1, 1.0) and set(rec.groups) == {(2, t, e, l) for t in (0.1, 1.0) for e in E for l in L_}
+    assert fig10.recorded_groups([], 2, [1.0, 0.1], E, L_) == findings.Recorded({}, (), ())
 
 
 def test_missing_text_names_the_runs_by_setting():
@@ -81,9 +81,9 @@ def test_missing_text_names_the_runs_by_setting():
     cfgs = training.grid(base, tau=[1.0], embedding=["OH"], loss=["NE"], seed=[0, 1, 2, 3, 4])
     cfgs += [base.replace(tau=0.1, embedding="BN", loss="L2", seed=3)]
     cfgs += [base.replace(tau=0.1, embedding="NA", loss="L2", seed=s) for s in (1, 4)]
-    text = fig10.missing_text(cfgs)
+    text = findings.missing_text(cfgs, "tau")
     assert text == "tau=1 OH:NE seeds 0-4; tau=0.1 BN:L2 seed 3; tau=0.1 NA:L2 seeds 1, 4"
-    assert fig10.missing_text([]) == "none"
+    assert findings.missing_text([], "tau") == "none"
 
 
 def test_recorded_parts_decide_what_is_recorded_and_name_what_is_missing(groups):
@@ -100,7 +100,7 @@ def test_recorded_parts_decide_what_is_recorded_and_name_what_is_missing(groups)
     assert [e.outcome for e in ordered.evidence] == ["undetermined"]
     assert ordered.evidence[0].text.startswith(f"{len(recorded)} of {len(every)} recorded; missing: ")
     assert "tau=0.25 OH:NE seeds 0-2" in ordered.evidence[0].text and "tau=1 OH:NE seed 2" in ordered.evidence[0].text
-    nothing = fig10.recorded_parts(fig10.Recorded({}, (), ()), missing, tiers, 2, taus, E, L_)
+    nothing = fig10.recorded_parts(findings.Recorded({}, (), ()), missing, tiers, 2, taus, E, L_)
     assert all(p.evidence[0].outcome == "undetermined" and p.runs for p in nothing.values())
 
 

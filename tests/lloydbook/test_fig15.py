@@ -98,3 +98,49 @@ def test_too_few_stable_runs_fail_and_clipped_runs_are_refused():
         fig15.parts(G, [(32, 0.1)], (6, 25), EMBS, LOSSES, n=512)
     with pytest.raises(ValueError, match="need two k, OH and BN and L2"):
         fig15.parts(G, [(32, 0.1)], (6, 25), EMBS, ("NE",), n=512)
+
+
+# ----------------------------------------------------------------------------------------- recorded at n=512
+def _recorded(ks, seeds):
+    """Made-up recorded runs at the panel (4, 0.1), L2, with TrainConfigs: BN worse with k, NA flat, OH flat."""
+    from lloydlib.training import TrainConfig
+
+    base = TrainConfig(d=4, k=6, n=512, steps=10000, tau=0.1, loss="L2")
+    one = grid([(4, 0.1)], ks)
+    return [
+        SimpleNamespace(**{**vars(r), "config": base.replace(k=k, embedding=e, seed=s)})
+        for (d, t, k, e, l), rs in one.items()
+        if l == "L2"
+        for s, r in enumerate(rs)
+        if s in seeds
+    ]
+
+
+def test_statements_are_the_words_of_the_parts():
+    say = fig15.statements([(4, 0.1)], [6, 25], EMBS, n=512)
+    parts = fig15.parts(grid([(4, 0.1)], [6, 25]), [(4, 0.1)], [6, 25], EMBS, LOSSES, n=512)
+    assert list(say) == ["k-bn-degrades", "k-oh-insensitive", "k-bn-below-na"]
+    assert all((parts[name].statement, parts[name].paper) == say[name] for name in say)
+    assert "20.48 points per cluster at k=25" in say["k-oh-insensitive"][0]
+    assert "k-bn-below-na" not in fig15.statements([(4, 0.1)], [6, 25], ("OH", "BN"), n=512)
+
+
+def test_recorded_parts_decide_the_extremes_first_and_name_what_is_missing():
+    ks, embs = [6, 10, 16, 25], EMBS
+    every = _recorded(ks, range(10))
+    tiers = [[r.config for r in every if r.config.k in kk and r.config.seed in ss] for kk in ((6, 25), (10, 16))
+             for ss in (range(5), range(5, 10))]  # fmt: skip
+    have = [r for r in every if r.config.k in (6, 25) and r.config.seed < 5]  # the first tier only
+    missing = [c for tier in tiers for c in tier if c not in [r.config for r in have]]
+    parts = fig15.recorded_parts(have, missing, tiers, (4, 0.1), ks, embs, n=512)
+    assert parts["k-bn-degrades"].evidence[0].outcome == "holds" and len(parts["k-bn-degrades"].runs) == 10
+    assert parts["k-bn-below-na"].evidence[0].outcome == "holds"
+    oh = parts["k-oh-insensitive"]  # reads every k: open, naming the runs it lacks
+    assert [e.outcome for e in oh.evidence] == ["undetermined"] and "k=10 OH:L2 seeds 0-9" in oh.evidence[0].text
+    assert oh.evidence[0].text.startswith("10 of 40 recorded; missing: ") and "BN" not in oh.evidence[0].text
+    done = fig15.recorded_parts(every, [], tiers, (4, 0.1), ks, embs, n=512)
+    assert done["k-oh-insensitive"].evidence[0].outcome == "holds" and len(done["k-oh-insensitive"].runs) == 40
+    nothing = fig15.recorded_parts([], [r.config for r in every], tiers, (4, 0.1), ks, embs, n=512)
+    assert all(p.evidence[0].outcome == "undetermined" and p.runs for p in nothing.values())
+    below = nothing["k-bn-below-na"]  # an open row names only the runs its finding reads
+    assert {(c.k, c.embedding) for c in below.runs} == {(25, "NA"), (25, "BN")} and len(below.runs) == 10

@@ -86,3 +86,24 @@ def test_a_part_whose_premise_fails_is_an_open_row_saying_why():
     [row] = ch.rows.rows()
     assert row.kind == "open" and row.decides == "train longer"
     assert row.ours.startswith("not decided at n=32, d=4") and row.ours.endswith(": still on the plateau")
+
+
+def test_recorded_groups_refuse_cells_that_name_no_value():
+    from lloydbook.findings import recorded_groups
+
+    with pytest.raises(ValueError, match="cells must map each value of the axis"):
+        recorded_groups([], ("d", "tau"), {})
+
+
+def test_missing_text_groups_by_the_axis_named():
+    from lloydbook.findings import missing_text
+
+    base = TrainConfig(d=4, k=6, n=512, steps=10000, loss="L2")
+    cfgs = [base.replace(k=25, embedding="BN", seed=s) for s in range(5)] + [base.replace(k=10, embedding="NA", seed=2)]
+    assert missing_text(cfgs, "k") == "k=25 BN:L2 seeds 0-4; k=10 NA:L2 seed 2"
+
+
+def test_seeds_text_names_a_run_of_seeds_by_its_ends():
+    from lloydbook.findings import seeds_text
+
+    assert (seeds_text([4, 0, 1, 2, 3]), seeds_text([3]), seeds_text([1, 4])) == ("seeds 0-4", "seed 3", "seeds 1, 4")

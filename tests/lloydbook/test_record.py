@@ -103,10 +103,18 @@ def test_a_second_call_adds_to_the_store_and_a_third_trains_nothing(tmp_path, co
     record.record(configs[2:], out, record.Budget(3600), chunk=30, group="second", log=quiet)
     store = training.open_store(out)
     assert len(store) == len(configs) and store.groups() == {"first": 2, "second": len(configs) - 2}
+    first, second = store.manifest["rebuild"].split("; ")  # a store of two sweeps: both commands
+    assert first.startswith("python -m lloydbook.record first ") and second.startswith(
+        "python -m lloydbook.record second "
+    )
+    merged = record.merge(out, [alone(BASE.replace(seed=9))], "third", "cmd c")
+    again = record.merge(out, [alone(BASE.replace(seed=8))], "third", "cmd c")
+    assert len(again) == len(merged) + 1 == len(configs) + 2  # each sweep's command once, in the order first recorded
+    assert training.RunStore(out).manifest["rebuild"] == f"{store.manifest['rebuild']}; cmd c"
     trained.clear()
-    rec = record.record(configs[:3], out, record.Budget(3600), chunk=30, group="first", log=quiet)
-    assert trained == [] and rec["finished"] == 3 and rec["stacks"] == 0
-    assert len(training.open_store(out)) == len(configs)  # the runs this call did not ask for are kept
+    rec = record.record(configs[:5], out, record.Budget(3600), chunk=30, group="first", log=quiet)
+    assert trained == [] and rec["finished"] == 5 and rec["stacks"] == 0
+    assert len(training.open_store(out)) == len(configs) + 2  # the runs this call did not ask for are kept
 
 
 def test_adding_runs_keeps_the_stores_record_of_its_recertifications(tmp_path, configs):

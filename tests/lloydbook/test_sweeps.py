@@ -194,6 +194,20 @@ def test_fig10a_paper_is_fig10_at_the_paper_setting_in_priority_order_at_every_s
         assert "fig10a-paper" not in sweeps.stored_configs(scale)
 
 
+def test_fig15a_paper_is_fig15b_at_the_paper_setting_its_smallest_k_shared_with_fig10a_paper():
+    wanted = {c.key() for c in sweeps.configs("fig15", "paper", d=4, tau=0.1, loss="L2")}
+    shared = {c.key() for c in sweeps.configs("fig10a-paper", tau=0.1, loss="L2")}
+    assert sweeps.get("fig15a-paper").recorded and not sweeps.get("fig15a-paper").stored
+    for scale in book.SCALE_NAMES:
+        tiers = sweeps.tiers("fig15a-paper", scale)
+        flat = [c for t in tiers for c in t]
+        assert {c.key() for c in flat} == wanted and len(wanted) == 120 and [len(t) for t in tiers] == [30] * 4
+        assert {c.key() for c in flat if c.k == 6} == shared  # the k=6 runs are fig10a-paper's
+        assert [{(c.k, c.seed) for c in t} for t in tiers[:1]] == [{(k, s) for k in (6, 25) for s in range(5)}]
+        assert {c.k for c in tiers[2]} == {10, 16} and {c.seed for c in tiers[3]} == set(range(5, 10))
+        assert "fig15a-paper" not in sweeps.stored_configs(scale)
+
+
 def test_recorded_reads_the_recorded_stores_and_never_trains(tmp_path, monkeypatch):
     from lloydbook import results
 

@@ -84,8 +84,10 @@ def test_fig15_partial_and_bn_not_degrading(chapter):
     for key in G:
         if key[3] == "BN":  # flat in k: no degradation
             G[key] = [run(falls(20), s) for s in range(10)]
-    with pytest.raises(AssertionError, match="shapes-k-bn-degrades-gpu-h200"):
+    with pytest.raises(AssertionError, match="shapes-k-bn-below-na-gpu-h200"):  # flat BN stays below NA: fails
         fig15(G)
+    # BN's medians the same at every k: "BN degrades" undecided, an open row, not a failure
+    assert [r.id for r in claims.open_rows()] == ["shapes-k-bn-degrades-gpu-h200"]
 
 
 def test_fig15_refuses_clipped_runs_for_the_instability(chapter):

@@ -106,5 +106,9 @@ def test_recorder_records_under_the_machines_suffix(chapter):
     with pytest.raises(AssertionError, match="learning-fails-gpu-h200-sxm"):
         record("learning-fails", statement="S", paper="p", evidence=[Evidence("p", "fails", "n")])
     assert len(record.ids) == 2  # a failed check is not kept
+    straddles = [Evidence("a part", "holds", "n"), Evidence("another", "undetermined", "interval [-0.1, 0.2]")]
+    record("learning-unsure", statement="S", paper="p", evidence=straddles)  # undecided: an open row, not a failure
+    unsure = {r.id: r for r in claims.open_rows()}["learning-unsure-gpu-h200-sxm"]
+    assert unsure.verdict == "open" and "another: undetermined (interval [-0.1, 0.2])" in unsure.ours
     with pytest.raises(ValueError, match="machine"):
         common.Recorder("()", "source")

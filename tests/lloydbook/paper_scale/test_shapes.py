@@ -115,8 +115,9 @@ def test_fig11_small_rate_slow_large_rates_worse_at_every_d(chapter):
 
 def test_fig11_partial_contradicting_and_bad_rates(chapter):
     assert fig11(drop_one(fig11_grid())) == [] and claims.claims() == []
-    with pytest.raises(AssertionError, match="shapes-lr-large-nonmonotone-worse-d32-gpu-h200"):
-        fig11(fig11_grid(d32_large=False))  # eta=0.1 at d=32 as good as 0.01
+    fig11(fig11_grid(d32_large=False))  # eta=0.1 at d=32 as good as 0.01: undecided, an open row, not a failure
+    unsure = {r.id: r for r in claims.open_rows()}["shapes-lr-large-nonmonotone-worse-d32-gpu-h200"]
+    assert "undetermined" in unsure.ours and unsure.verdict == "open"
     with pytest.raises(ValueError, match="lrs must include"):
         fig11(fig11_grid(), lrs=(0.001, 0.1, 1.0))
     with pytest.raises(ValueError, match="large must map every d"):
