@@ -44,6 +44,7 @@ __all__ = [
     "by_seed",
     "nan_as_inf",
     "decide",
+    "undecided",
     "recorded_groups",
     "seeds_text",
     "missing_text",
@@ -117,13 +118,23 @@ def decide(
     statement, expected = lead + opening + part.statement, ch.expect(name, part.runs)
     setting = setting_of(part.runs, fields, **more)
     row = dict(statement=statement, source=source, paper=part.paper)
-    if part.unmet:
-        ch.open(name, **row, decides=decides, ours=f"not decided at {setting}: {part.unmet}")
-    elif verdict_of(part.evidence) == "undetermined":
-        parts = "; ".join(f"{e.part}: {e.outcome} ({e.text})" for e in part.evidence)
-        ch.open(name, **row, decides=decides, ours=f"undetermined at {setting}: {parts}")
+    why = undecided(part)
+    if why:
+        ch.open(name, **row, decides=decides, ours=f"{why[0]} at {setting}: {why[1]}")
     else:
         ch.decide(name, **row, expected=expected, evidence=part.evidence, setting=setting)
+
+
+def undecided(part: Part) -> tuple[str, str] | None:
+    """Why ``part`` decides nothing on its runs: ``("not decided", why its premise fails)`` (:attr:`Part.unmet`),
+    ``("undetermined", each piece's outcome and numbers)`` where a piece of its evidence is undetermined (an interval
+    across its boundary), else None. An undecided part is an open row, never a failed check: the one rule of
+    :func:`decide` and of the GPU rows (:class:`lloydbook.paper_scale.common.Recorder`)."""
+    if part.unmet:
+        return "not decided", part.unmet
+    if verdict_of(part.evidence) == "undetermined":
+        return "undetermined", "; ".join(f"{e.part}: {e.outcome} ({e.text})" for e in part.evidence)
+    return None
 
 
 @dataclass(frozen=True)

@@ -7,8 +7,9 @@ import re
 
 from lloydlib.checks import check_int
 
-from ..claims.evidence import decide, verdict_of
+from ..claims.evidence import decide
 from ..claims.registry import open_row
+from ..findings import Part, undecided
 
 __all__ = [
     "EXPECTED",
@@ -72,27 +73,31 @@ def check_values(name: str, values, needed=(), *, minimum: int = 1) -> list:
 class Recorder:
     """Records claims ``<name>-gpu-<machine>`` with :func:`lloydbook.claims.evidence.decide` (into the active
     chapter's rows, :func:`lloydbook.claims.activate`), expecting :data:`EXPECTED`, or open rows (:meth:`open`, and
-    for a finding whose evidence is undetermined), and keeps their ids in ``ids``."""
+    for a finding that decides nothing on these runs), and keeps their ids in ``ids``."""
 
     def __init__(self, machine: str, source: str):
         self.suffix, self.source, self.ids = claim_suffix(machine), source, []
 
-    def __call__(self, name: str, *, statement: str, paper: str, evidence, source: str | None = None) -> None:
-        """A claim, or, where a part is undetermined (an interval that straddles its boundary), an open row that
-        says so: as :func:`lloydbook.findings.decide` does, an undecided comparison is never a failed check."""
-        if verdict_of(evidence) == "undetermined":
-            parts = "; ".join(f"{e.part}: {e.outcome} ({e.text})" for e in evidence)
-            decides = "more seeds at the paper's setting on this machine"
-            self.open(name, statement=statement, paper=paper, decides=decides, ours=f"undetermined: {parts}")
+    def __call__(self, name: str, part: Part, where: str, *, source: str | None = None) -> None:
+        """The finding ``part`` (a :class:`lloydbook.findings.Part`) as the row ``<name>-gpu-<machine>``, its statement
+        followed by ``where`` (the machine and setting): a claim, or an open row where the part decides nothing on
+        these runs (:func:`lloydbook.findings.undecided`: its premise fails, or a comparison is undetermined)."""
+        statement, source = part.statement + where, source or self.source
+        why = undecided(part)
+        if why:
+            decides = "longer runs" if why[0] == "not decided" else "more seeds"
+            ours = f"{why[0]}: {why[1]}"
+            decides = f"{decides} at the paper's setting on this machine"
+            self.open(name, statement=statement, paper=part.paper, decides=decides, ours=ours, source=source)
             return
         cid = f"{name}{self.suffix}"
-        decide(
-            cid, statement=statement, source=source or self.source, paper=paper, expected=EXPECTED, evidence=evidence
-        )
+        decide(cid, statement=statement, source=source, paper=part.paper, expected=EXPECTED, evidence=part.evidence)
         self.ids.append(cid)
 
-    def open(self, name: str, *, statement: str, paper: str, decides: str, ours: str) -> None:
+    def open(
+        self, name: str, *, statement: str, paper: str, decides: str, ours: str, source: str | None = None
+    ) -> None:
         """An open row ``<name>-gpu-<machine>``: a finding these runs cannot decide (``ours`` says why)."""
         cid = f"{name}{self.suffix}"
-        open_row(cid, statement=statement, source=self.source, paper=paper, decides=decides, ours=ours)
+        open_row(cid, statement=statement, source=source or self.source, paper=paper, decides=decides, ours=ours)
         self.ids.append(cid)

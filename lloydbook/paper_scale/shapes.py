@@ -20,13 +20,7 @@ def record_parts(record: Recorder, parts: dict, sources: dict, machine: str, nam
     for name, part in parts.items():
         if sources[name].startswith("beyond the paper"):
             continue
-        record(
-            f"shapes-{(names or {}).get(name, name)}",
-            statement=f"{part.statement} ({machine}, paper scale)",
-            paper=part.paper,
-            evidence=part.evidence,
-            source=sources[name],
-        )
+        record(f"shapes-{(names or {}).get(name, name)}", part, f" ({machine}, paper scale)", source=sources[name])
 
 
 def fig14_claims(G: dict, *, ds, taus, embeddings, losses, seeds: int, machine: str) -> list[str]:

@@ -23,6 +23,5 @@ def fig10_claims(G: dict, *, d: int, taus, embeddings, losses, seeds: int, machi
     if G is None:
         return []
     for name, part in fig10.parts(G, d, taus, embeddings, losses).items():
-        where = f" ({machine}, paper scale, d={d})"
-        record(f"learning-{name}-d{d}", statement=part.statement + where, paper=part.paper, evidence=part.evidence)
+        record(f"learning-{name}-d{d}", part, f" ({machine}, paper scale, d={d})")
     return record.ids

@@ -107,3 +107,13 @@ def test_seeds_text_names_a_run_of_seeds_by_its_ends():
     from lloydbook.findings import seeds_text
 
     assert (seeds_text([4, 0, 1, 2, 3]), seeds_text([3]), seeds_text([1, 4])) == ("seeds 0-4", "seed 3", "seeds 1, 4")
+
+
+def test_undecided_names_why_a_part_decides_nothing():
+    from lloydbook.findings import undecided
+
+    holds, unsure = Evidence("a", "holds", "1"), Evidence("b", "undetermined", "[-1, 1]")
+    assert undecided(Part("S", "p", [], [holds])) is None
+    assert undecided(Part("S", "p", [], [Evidence("a", "fails", "1")])) is None  # a failure decides: "not reproduced"
+    assert undecided(Part("S", "p", [], [holds, unsure])) == ("undetermined", "a: holds (1); b: undetermined ([-1, 1])")
+    assert undecided(Part("S", "p", [], [holds, unsure], unmet="no premise")) == ("not decided", "no premise")

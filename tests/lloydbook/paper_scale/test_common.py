@@ -96,19 +96,30 @@ def test_recorder_records_under_the_machines_suffix(chapter):
     record = common.Recorder("H200 SXM", "Leaner paper, Fig. 99")
     assert record.suffix == "-gpu-h200-sxm" and record.ids == []
     holds = [Evidence("a part", "holds", "numbers")]
-    record("learning-made-up", statement="A made-up statement", paper="holds", evidence=holds)
-    record("learning-other", statement="Another", paper="holds", evidence=holds, source="Elsewhere")
+    record("learning-made-up", findings.Part("A made-up statement", "holds", [], holds), " (h200)")
+    record("learning-other", findings.Part("Another", "holds", [], holds), "", source="Elsewhere")
     assert record.ids == ["learning-made-up-gpu-h200-sxm", "learning-other-gpu-h200-sxm"]
     rows = {c.id: c for c in claims.claims()}
-    assert rows[record.ids[0]].verdict == paper_scale.EXPECTED
+    assert rows[record.ids[0]].verdict == paper_scale.EXPECTED and rows[record.ids[0]].statement.endswith(" (h200)")
     assert rows[record.ids[0]].source == "Leaner paper, Fig. 99" and rows[record.ids[1]].source == "Elsewhere"
     assert "a part: holds (numbers)" in rows[record.ids[0]].ours
     with pytest.raises(AssertionError, match="learning-fails-gpu-h200-sxm"):
-        record("learning-fails", statement="S", paper="p", evidence=[Evidence("p", "fails", "n")])
+        record("learning-fails", findings.Part("S", "p", [], [Evidence("p", "fails", "n")]), "")
     assert len(record.ids) == 2  # a failed check is not kept
-    straddles = [Evidence("a part", "holds", "n"), Evidence("another", "undetermined", "interval [-0.1, 0.2]")]
-    record("learning-unsure", statement="S", paper="p", evidence=straddles)  # undecided: an open row, not a failure
-    unsure = {r.id: r for r in claims.open_rows()}["learning-unsure-gpu-h200-sxm"]
-    assert unsure.verdict == "open" and "another: undetermined (interval [-0.1, 0.2])" in unsure.ours
     with pytest.raises(ValueError, match="machine"):
         common.Recorder("()", "source")
+
+
+def test_recorder_opens_a_row_where_the_finding_decides_nothing(chapter):
+    """The rule of lloydbook.findings.undecided: an undetermined comparison, or a premise that fails, is an open row
+    that says why, never a failed check."""
+    record = common.Recorder("h200", "Leaner paper, Fig. 99")
+    straddles = [Evidence("a part", "holds", "n"), Evidence("another", "undetermined", "interval [-0.1, 0.2]")]
+    record("learning-unsure", findings.Part("S", "p", [], straddles), "", source="Elsewhere")
+    record("learning-plateau", findings.Part("T", "p", [], [Evidence("p", "fails", "n")], unmet="no run left it"), "")
+    rows = {r.id: r for r in claims.open_rows()}
+    unsure, plateau = rows["learning-unsure-gpu-h200"], rows["learning-plateau-gpu-h200"]
+    assert unsure.ours == "undetermined: a part: holds (n); another: undetermined (interval [-0.1, 0.2])"
+    assert unsure.source == "Elsewhere" and unsure.decides.startswith("more seeds at the paper's setting")
+    assert plateau.ours == "not decided: no run left it" and plateau.decides.startswith("longer runs")
+    assert record.ids == ["learning-unsure-gpu-h200", "learning-plateau-gpu-h200"] and claims.claims() == []
