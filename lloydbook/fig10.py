@@ -182,8 +182,9 @@ def parts(G: dict, d: int, taus, embeddings, losses) -> dict[str, Part]:
 
 
 def recorded_groups(runs, d: int, taus, embeddings, losses, seed_sets=SEED_SETS) -> Recorded:
-    """The complete part of the recorded runs ``runs`` of Figure 10 at ``d`` (:func:`lloydbook.findings.recorded_groups`
-    over the temperatures ``taus``; its ``values`` are the temperatures decided)."""
+    """The complete part of the recorded runs ``runs`` of Figure 10 at ``d``
+    (:func:`lloydbook.findings.recorded_groups` over the temperatures ``taus``; its ``values`` are the temperatures
+    decided)."""
     cells = {t: [(d, t, e, l) for e in embeddings for l in losses] for t in taus}
     return findings.recorded_groups(runs, ("d", "tau", "embedding", "loss"), cells, seed_sets)
 

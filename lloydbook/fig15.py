@@ -9,7 +9,8 @@ Gradient clipping fixes the OH runs."
 :func:`parts` states each finding at the panels given where the paper makes it, as
 :class:`lloydbook.findings.Part` s (:func:`statements` gives their words): chapter 05 decides them on this build's
 runs (one panel) and, with :func:`recorded_parts`, on the sweep ``fig15a-paper`` recorded at the paper's own setting
-on the CPU (Fig. 15b's panel), and :func:`lloydbook.paper_scale.fig15_claims` on a GPU machine's runs (every panel). Different k, different tasks:
+on the CPU (Fig. 15b's panel), and :func:`lloydbook.paper_scale.fig15_claims` on a GPU machine's runs (every
+panel). Different k, different tasks:
 unpaired; settings at one k that differ only in the embedding share their seeds' tasks: paired by seed.
 """
 
@@ -115,8 +116,9 @@ def _instability(G, cases, k, losses) -> list[Evidence]:
 
 def statements(cases, ks, embeddings, *, n: int) -> dict[str, tuple[str, str]]:
     """Figure 15's findings on L2 at the panels ``cases`` ``[(d, tau)]`` over the ``ks`` read, with ``embeddings``, at
-    ``n`` points per task: name -> (statement, the paper's value), the words of every row that decides them (:func:`parts`) or
-    leaves them open, for the findings whose panels are given (the instability finding is :data:`OH_UNSTABLE`)."""
+    ``n`` points per task: name -> (statement, the paper's value), the words of every row that decides them
+    (:func:`parts`) or leaves them open, for the findings whose panels are given (the instability finding is
+    :data:`OH_UNSTABLE`)."""
     cases, ks = [tuple(c) for c in cases], sorted(ks)
     kmin, kmax = ks[0], ks[-1]
     ppc = f"{n / kmax:g} points per cluster at k={kmax}"
