@@ -42,6 +42,10 @@ def test_at_the_paper_setting_every_claim_expects_the_papers_statement():
     assert set(expectations.CHAPTERS) == set(NOTEBOOKS)
     assert expectations.EXPECTATIONS
     for cid, e in expectations.EXPECTATIONS.items():
+        if e.found_at_paper is not None:  # a disagreement read at the paper's setting: stated, post hoc
+            assert expectations.expected(cid, True) == e.found_at_paper != e.paper and e.basis.strip(), cid
+            assert expectations.post_hoc(cid, True), cid
+            continue
         assert expectations.expected(cid, True) == PAPER_VERDICT[e.of_paper], cid
         assert expectations.expected(cid, True) in ("reproduced", "beyond the paper"), cid
         if e.pilot is None:
@@ -150,8 +154,20 @@ def test_post_hoc_needs_a_pilot_and_never_applies_at_the_papers_setting():
     assert e.post_hoc_at(False) and not e.post_hoc_at(True)
     assert not Expectation(of_paper=True, pilot="partly", basis="other runs").post_hoc_at(False)
     for cid, e in expectations.EXPECTATIONS.items():
-        assert expectations.post_hoc(cid, True) is False, cid
+        assert expectations.post_hoc(cid, True) is (e.found_at_paper is not None), cid
         assert expectations.post_hoc(cid, False) == e.post_hoc, cid
+
+
+def test_a_disagreement_read_at_the_papers_setting_is_stated_post_hoc_with_its_basis():
+    e = Expectation(of_paper=True, found_at_paper="not reproduced", basis="runs, numbers, the blind commit")
+    assert e.at(True) == "not reproduced" and e.post_hoc_at(True)
+    assert e.at(False) == "reproduced" and not e.post_hoc_at(False)  # elsewhere: the paper's, or a pilot's
+    with pytest.raises(ValueError, match="found_at_paper needs its basis"):
+        Expectation(of_paper=True, found_at_paper="partly")
+    with pytest.raises(ValueError, match="found_at_paper must be None or one of"):
+        Expectation(of_paper=True, found_at_paper="reproduced", basis="b")  # the paper's own verdict
+    with pytest.raises(ValueError, match="found_at_paper must be None or one of"):
+        Expectation(of_paper=True, found_at_paper="maybe", basis="b")
 
 
 def test_a_chapter_marks_the_row_of_a_post_hoc_expectation():
