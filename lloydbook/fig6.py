@@ -5,18 +5,38 @@ Every function takes the evaluated models of chapter 06: ``runs`` maps a setting
 (one per seed) and a *curves* dict is :func:`lloydbook.many_steps.evaluate`'s ``{mode or "lloyd": (seeds, T + 1)}``
 for one setting (the seeds paired across settings: the same tasks). Each returns ``{name: Part}``
 (:class:`lloydbook.findings.Part`), which chapter 06 decides with :func:`lloydbook.findings.decide`; the gaps and
-rises are :mod:`lloydbook.many_steps`'s per-seed statistics.
+rises are :mod:`lloydbook.many_steps`'s per-seed statistics. :func:`on_models` evaluates a set of models and states
+the findings of :data:`ON_MODELS` on them in one call (chapter 06 on the models trained at n=512), and
+:func:`not_recorded` leaves them open where those models are not at hand.
 """
 
 from __future__ import annotations
 
+import multiprocessing as mp
+from concurrent.futures import ProcessPoolExecutor
+
 import numpy as np
+import torch
+
+from lloydlib.checks import check_int
 
 from . import many_steps as M
-from .claims.evidence import above, all_of, below
-from .findings import Part
+from .claims.evidence import Evidence, above, all_of, below
+from .findings import Part, missing_text
 
-__all__ = ["SOURCES", "fig6", "na", "inits", "fig7", "doubled", "fig12", "rewrite"]
+__all__ = [
+    "SOURCES",
+    "fig6",
+    "na",
+    "inits",
+    "fig7",
+    "doubled",
+    "fig12",
+    "rewrite",
+    "ON_MODELS",
+    "on_models",
+    "not_recorded",
+]
 
 #: where the paper states each finding
 SOURCES = {
@@ -209,3 +229,85 @@ def rewrite(runs: dict, moved: dict) -> dict[str, Part]:
             ],
         )
     }
+
+
+#: the findings :func:`on_models` states
+ON_MODELS = ("iterate-diverges", "reembed-beats-lloyd", "na-improves-not-lloyd", "shifts-beat-lloyd", "scale-doubled",
+             "n-generalises", "v-overwrites-x")  # fmt: skip
+
+
+def on_models(
+    runs: dict,
+    T: int,
+    *,
+    tasks: int,
+    iterate_tasks: int,
+    shift_tasks: int,
+    doubled_tasks: int,
+    n_points: int,
+    ns,
+    task_seed: int,
+    workers: int = 1,
+) -> tuple[dict[str, Part], dict]:
+    """The findings :data:`ON_MODELS` (Figs. 6, 7 and 12 and App. C) evaluated afresh on the models ``runs``
+    (``(embedding, loss)`` -> runs, one per seed, for OH, BN and NA with NE and L2), each as chapter 06 reads it:
+    Fig. 6 on ``tasks`` tasks per seed re-embedded and on ``iterate_tasks`` (of the same seed) iterated (the iterated
+    layer's every token attends to every other, n / k times the cost of re-embedding, and it diverges by orders of
+    magnitude: a few tasks decide it); Fig. 7's shifts on ``shift_tasks`` (``doubled_tasks`` with the
+    scale doubled) and Fig. 12 at each n of ``ns`` on ``n_points // n`` tasks (the same points at every n: a task's
+    objective is noisier the fewer its points), both for OH and BN with L2; the data rows' move on ``tasks``. The evaluations run in ``workers`` spawned
+    processes of one torch thread each (1: in this process; the curves are the same either way). The run of seed s reads tasks of seed ``task_seed + s``. Returns ``(parts, curves)``: name ->
+    :class:`Part`, and ``{"fig6": {setting: curves}, "fig7": {(shift, setting): curves}, "fig12": {(n, setting):
+    curves}, "rewrite": {setting: (seeds,)}}`` (curves as :func:`lloydbook.many_steps.evaluate` gives them)."""
+    settings = list(runs)
+    l2 = [s for s in settings if s[1] == "L2" and s[0] != "NA"]
+    if not l2 or not any(e == "NA" for e, _ in settings):
+        raise ValueError(f"runs must hold OH or BN with L2, and NA; got the settings {settings}")
+    workers = check_int("workers", workers, 1)
+
+    def job(s, **kw):
+        return runs[s], T, dict(task_seed=task_seed, **kw)
+
+    jobs = {("fig12", n, s): job(s, tasks=max(1, n_points // n), n=n) for n in sorted(ns, reverse=True) for s in l2}
+    jobs.update({("iterate", s): job(s, tasks=iterate_tasks, modes=("iterate",)) for s in settings})
+    jobs.update({("fig6", s): job(s, tasks=tasks) for s in settings})
+    for sh in M.SHIFTS:
+        jobs.update({("fig7", sh, s): job(s, tasks=doubled_tasks if sh == "scale doubled" else shift_tasks, shift=sh)
+                     for s in l2})  # fmt: skip
+    out = _evaluate(jobs, workers)
+    c6 = {s: {**out[("fig6", s)], "iterate": out[("iterate", s)]["iterate"]} for s in settings}
+    c7 = {(sh, s): out[("fig7", sh, s)] for sh in M.SHIFTS for s in l2}
+    c12 = {(n, s): out[("fig12", n, s)] for n in ns for s in l2}
+    moved = {s: M.data_rewrite(runs[s], tasks, task_seed) for s in settings}
+    parts = {**fig6(runs, c6, T), **fig7(runs, c7, T), **fig12(runs, c12, T), **rewrite(runs, moved)}
+    return parts, {"fig6": c6, "fig7": c7, "fig12": c12, "rewrite": moved}
+
+
+def _job(job) -> dict:
+    runs, T, kw = job
+    return M.evaluate(runs, T, **kw)
+
+
+def _evaluate(jobs: dict, workers: int) -> dict:
+    """``{key: (runs, T, kwargs)}`` -> ``{key: many_steps.evaluate(runs, T, **kwargs)}``, in this process (``workers``
+    1) or in that many spawned processes, each with one torch thread, the jobs in the order given."""
+    if workers == 1:
+        return {key: _job(j) for key, j in jobs.items()}
+    with ProcessPoolExecutor(workers, mp_context=mp.get_context("spawn"), initializer=torch.set_num_threads,
+                             initargs=(1,)) as pool:  # fmt: skip
+        return dict(zip(jobs, pool.map(_job, jobs.values())))
+
+
+def not_recorded(lacking) -> dict[str, Part]:
+    """The findings :data:`ON_MODELS` where the models they read are not all at hand (``lacking``, their configs):
+    name -> a :class:`Part` whose one piece of evidence is undetermined and names them (an open row, never a
+    verdict)."""
+    lacking = list(lacking)
+    if not lacking:
+        raise ValueError("lacking must hold the configs of the models not at hand, got none")
+    text = f"not recorded in this checkout: {missing_text(lacking, 'tau')}"
+    return {
+        name: Part(f"{SOURCES[name]}: {name}", "as on this build's models", lacking,
+                   [Evidence("the models it reads", "undetermined", text)])
+        for name in ON_MODELS
+    }  # fmt: skip

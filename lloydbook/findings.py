@@ -9,7 +9,8 @@ from the runs it read:
 
 - the opening "At n=32, 6,000 steps (the paper: n=512, 10,000 steps): " where the runs are not at the paper's
   setting (:func:`lloydbook.learning.at`, from the runs' own configs against the paper's values);
-- the expected verdict (:meth:`lloydbook.book.Chapter.expect`: the paper's at its setting, else the pilot's);
+- the expected verdict (:meth:`lloydbook.book.Chapter.expect`: the paper's at its setting, else the pilot's), the
+  finding's own paper setting being runs of the paper-scale sweeps whose fields are its paper values;
 - the setting (:func:`lloydbook.learning.setting_of`);
 - claim or open row: a claim (``ch.decide``, whose check asserts the expected verdict) when no part is
   undetermined, else an open row (never an assertion, never a verdict), as when the finding's premise fails on these
@@ -34,6 +35,7 @@ from IPython.display import Markdown
 from .claims.evidence import Evidence, verdict_of
 from .claims.render import html_text
 from .learning import at, setting_of
+from .sweeps import at_paper
 from .tables import Table
 
 __all__ = [
@@ -115,7 +117,11 @@ def decide(
             f"got {paper_setting!r}"
         )
     opening = "" if paper_setting is None else _where(part.runs, paper_setting)
-    statement, expected = lead + opening + part.statement, ch.expect(name, part.runs)
+    # the paper's setting of this finding: runs of the paper-scale sweeps (lloydbook.sweeps.at_paper) whose fields are
+    # the finding's paper values (no opening); models of another figure's paper setting (chapter 06 reading Fig. 10a's
+    # n=512 models for Figs. 6, 7 and 12, whose models have another d and k) are not at it
+    at_setting = at_paper(part.runs) and not opening
+    statement, expected = lead + opening + part.statement, ch.expect(name, paper_setting=at_setting)
     setting = setting_of(part.runs, fields, **more)
     row = dict(statement=statement, source=source, paper=part.paper)
     why = undecided(part)

@@ -1,11 +1,18 @@
 """lloydbook.fig6: the findings of Figs. 6, 7 and 12 and App. C as parts in the evidence vocabulary, on made-up
 curves whose verdicts are known (OH and BN below Lloyd's, NA above it but improving, iterating diverging)."""
 
+import math
+from types import SimpleNamespace
+
 import numpy as np
 import pytest
+import torch
 from _made_up_runs import run
 
 from lloydbook import fig6, many_steps
+from lloydbook.findings import undecided
+from lloydlib.model import LearnableTransformer
+from lloydlib.training import TrainConfig
 
 T, SEEDS = 8, 10
 SETTINGS = [(e, l) for e in ("OH", "BN", "NA") for l in ("NE", "L2")]
@@ -82,3 +89,35 @@ def test_a_setting_without_runs_or_a_bad_T_names_what_is_missing():
         fig6.fig6({}, FIG6, T)
     with pytest.raises(ValueError, match="T must be"):
         many_steps.exact_deviation(0, seed=1)
+
+
+def test_on_models_evaluates_every_figure_and_states_each_finding():
+    def model_run(e, l, seed):  # a small untrained model at (d, k, n) = (2, 3, 12)
+        torch.manual_seed(seed)
+        config = TrainConfig(d=2, k=3, n=12, steps=10, batch=4, embedding=e, loss=l, seed=seed)
+        return SimpleNamespace(config=config, model=LearnableTransformer(2, 3, e, gamma=1.0), status="done")
+
+    runs = {(e, l): [model_run(e, l, s) for s in range(3)] for e, l in SETTINGS}
+    kw = dict(tasks=2, iterate_tasks=1, shift_tasks=2, doubled_tasks=3, n_points=48, ns=[6, 24], task_seed=5)
+    parts, curves = fig6.on_models(runs, 4, **kw)
+    assert list(parts) == list(fig6.ON_MODELS) and set(fig6.ON_MODELS) <= set(fig6.SOURCES)
+    assert set(curves["fig6"]) == set(SETTINGS) and curves["fig6"][("OH", "NE")]["iterate"].shape == (3, 5)
+    assert set(curves["fig7"]) == {(sh, s) for sh in many_steps.SHIFTS for s in [("OH", "L2"), ("BN", "L2")]}
+    assert set(curves["fig12"]) == {(n, s) for n in (6, 24) for s in [("OH", "L2"), ("BN", "L2")]}
+    assert all(math.isfinite(v) for moved in curves["rewrite"].values() for v in moved)
+    again, _ = fig6.on_models(runs, 4, **kw, workers=2)  # the same tasks in two processes: the same evidence
+    assert [e.text for p in again.values() for e in p.evidence] == [e.text for p in parts.values() for e in p.evidence]
+    with pytest.raises(ValueError, match="workers must be"):
+        fig6.on_models(runs, 4, **kw, workers=0)
+    with pytest.raises(ValueError, match="runs must hold OH or BN with L2, and NA"):
+        fig6.on_models({s: runs[s] for s in SETTINGS if s[0] != "NA"}, 4, **kw)
+
+
+def test_models_not_recorded_are_open_rows_that_name_them():
+    lacking = [TrainConfig(d=4, k=6, n=512, tau=0.1, embedding="OH", loss="L2", seed=s) for s in (3, 4)]
+    parts = fig6.not_recorded(lacking)
+    assert list(parts) == list(fig6.ON_MODELS)
+    why = undecided(parts["n-generalises"])
+    assert why[0] == "undetermined" and "tau=0.1 OH:L2 seeds 3, 4" in why[1]
+    with pytest.raises(ValueError, match="lacking must hold the configs"):
+        fig6.not_recorded([])

@@ -2,7 +2,7 @@
 
 import pytest
 
-from lloydbook import book, claims
+from lloydbook import book, claims, sweeps
 from lloydbook.claims.evidence import Evidence
 from lloydbook.findings import Part, decide, setting_pairs
 from lloydlib.training import TrainConfig
@@ -117,3 +117,19 @@ def test_undecided_names_why_a_part_decides_nothing():
     assert undecided(Part("S", "p", [], [Evidence("a", "fails", "1")])) is None  # a failure decides: "not reproduced"
     assert undecided(Part("S", "p", [], [holds, unsure])) == ("undetermined", "a: holds (1); b: undetermined ([-1, 1])")
     assert undecided(Part("S", "p", [], [holds, unsure], unmet="no premise")) == ("not decided", "no premise")
+
+
+def test_runs_at_another_figures_paper_setting_are_not_at_this_findings():
+    """Chapter 06 reads Fig. 10a's paper-setting models (d=4, k=6, n=512) for Fig. 7, whose models have d=32, k=10:
+    its expectation there is the one for another setting (a post-hoc pilot, here), not the paper's statement."""
+    cfgs = [c for c in sweeps.configs("fig10a-paper", tau=0.1, loss="L2") if c.embedding in ("OH", "BN")]
+    assert sweeps.at_paper(cfgs)
+    evidence = [Evidence("worse at first", "holds", "x"), Evidence("better later", "fails", "y")]
+    found = Part("With the scale doubled, worse at first and better later", "p", cfgs, evidence)
+    ch = book.Chapter("many-steps")
+    decide(ch, "scale-doubled-n512", found, source="Leaner paper, Fig. 7", paper_setting=dict(d=32, k=10), decides="-")
+    [row] = ch.rows.rows()
+    assert row.verdict == "partly" and row.post_hoc and row.statement.startswith("At d=4, k=6 (the paper: d=32, k=10)")
+    ch = book.Chapter("many-steps")  # at its own paper values the same runs expect the paper's statement
+    with pytest.raises(AssertionError, match="verdict stated: 'reproduced'"):
+        decide(ch, "scale-doubled-n512", found, source="Leaner paper, Fig. 7", paper_setting=dict(d=4), decides="-")
