@@ -192,14 +192,11 @@ SCALES: dict[str, dict[str, dict]] = {
     # either side of 0 with the draw, and the claim was decided only at some draws of the tasks); Fig. 7's shifts on
     # shift_tasks, the scale-doubled shift on doubled_tasks (its effect is about 1%); Fig. 12 on n_tasks tasks at
     # n = n_ratios x the training n (the paper's 1/4 to 4 of its n = 512).
-    # n512: the same findings on the models trained at n=512 for 10,000 steps (fig10a-paper at tau=0.1, read at every
-    # scale), with tasks per seed for Fig. 6 (and the data rows' move), the shifts and the doubled scale, and points per
-    # seed at each of Fig. 12's n (n_points // n tasks: with 16 tasks at every n, n=128's per-seed gaps spread across 0
-    # from the tasks alone, and the finding was undetermined there; a task at n=2048 costs about 0.1 s of one core).
-    # Iterating costs n / k times re-embedding and diverges by orders of magnitude: iterate_tasks of its own. At ci,
-    # 16 tasks for Fig. 6 left OH:NE's re-embedded gap undetermined (-0.015, interval across 0), and 16 for the shifts
-    # left OH:L2 under unequal weights undetermined at one draw of three (LLOYD_SEED=1). workers: processes evaluating
-    # (chapter 06's other evaluations are in-process: nbval runs one chapter at a time, so a second core is idle)
+    # n512: the same findings on fig10a-paper's models at tau=0.1 (n=512, 10,000 steps; every scale): tasks per seed
+    # for Fig. 6, the shifts and the doubled scale; iterate_tasks (iterating costs n / k times re-embedding, and its
+    # divergence is huge); points per seed at each of Fig. 12's n (n_points // n tasks). At ci, 16 tasks left OH:NE's
+    # Fig. 6 gap, the unequal-weights shift (one draw of three) and n=128 undetermined, from the tasks alone.
+    # workers: evaluating processes (nbval runs one chapter at a time: a second core is idle)
     "steps": {
         "ci": {"models": _MODELS, "T": 20, "tasks": 64, "init_tasks": 256, "shift_tasks": 512, "doubled_tasks": 2048, "n_tasks": 128,
                "n_ratios": [0.25, 0.5, 2, 4],
