@@ -10,7 +10,7 @@ import pytest
 
 from lloydbook import results, runs, sweeps
 from lloydlib import training
-from lloydlib.training import fingerprint
+from lloydlib.training import fingerprint, verify
 
 ROOT = Path(__file__).resolve().parents[2]
 VENV = Path(sys.prefix)
@@ -192,3 +192,17 @@ def test_recertify_names_a_bad_argument(tiny_store, tmp_path, capsys):
         assert info.value.code == 2 and f"{name} must be" in capsys.readouterr().err
     with pytest.raises(ValueError, match="per_shape must be an integer >= 1"):
         runs.recertify(per_shape=0)
+
+
+def test_verification_compares_a_chaotic_run_up_to_its_rounding_horizon():
+    """Fig. 11's eta=0.1 at d=4, seed 19 (OH, L2): re-trained for 300 steps it parts from the stored run by more than
+    the tolerance late (rounding amplified), though step 1 agrees; up to its float64 horizon it agrees."""
+    store = results.store()
+    (cfg,) = [
+        c for c in store.configs() if (c.lr, c.d, c.n, c.loss, c.embedding, c.seed) == (0.1, 4, 32, "L2", "OH", 19)
+    ]
+    run = store.get(cfg)
+    (plain,) = verify.retrain([run], runs.STEPS, tolerance=runs.TOLERANCE, threads=1)
+    assert plain.first <= runs.TOLERANCE[0]
+    redone = runs._to_horizon(run, runs.STEPS, plain)
+    assert redone.ok and redone.steps < runs.STEPS and redone.later <= runs.TOLERANCE[1]
