@@ -253,10 +253,11 @@ def on_models(
     (``(embedding, loss)`` -> runs, one per seed, for OH, BN and NA with NE and L2), each as chapter 06 reads it:
     Fig. 6 on ``tasks`` tasks per seed re-embedded and on ``iterate_tasks`` (of the same seed) iterated (the iterated
     layer's every token attends to every other, n / k times the cost of re-embedding, and it diverges by orders of
-    magnitude: a few tasks decide it); Fig. 7's shifts on ``shift_tasks`` (``doubled_tasks`` with the
-    scale doubled) and Fig. 12 at each n of ``ns`` on ``n_points // n`` tasks (the same points at every n: a task's
-    objective is noisier the fewer its points), both for OH and BN with L2; the data rows' move on ``tasks``. The evaluations run in ``workers`` spawned
-    processes of one torch thread each (1: in this process; the curves are the same either way). The run of seed s reads tasks of seed ``task_seed + s``. Returns ``(parts, curves)``: name ->
+    magnitude: a few tasks decide it); Fig. 7's shifts on ``shift_tasks`` (``doubled_tasks`` with the scale doubled)
+    and Fig. 12 at each n of ``ns`` on ``n_points // n`` tasks (the same points at every n: a task's objective is
+    noisier the fewer its points), both for OH and BN with L2; the data rows' move on ``tasks``. The run of seed s
+    reads tasks of seed ``task_seed + s``. The evaluations run in ``workers`` spawned processes of one torch thread
+    each (1: in this process; the curves are the same either way). Returns ``(parts, curves)``: name ->
     :class:`Part`, and ``{"fig6": {setting: curves}, "fig7": {(shift, setting): curves}, "fig12": {(n, setting):
     curves}, "rewrite": {setting: (seeds,)}}`` (curves as :func:`lloydbook.many_steps.evaluate` gives them)."""
     settings = list(runs)

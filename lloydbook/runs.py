@@ -147,8 +147,8 @@ def _to_horizon(run, steps: int, check):
     """``check`` of a run agreeing at step 1 and parting later (Fig. 11's eta=0.1, d=4, seed 19: 1.2e-2 at step 287),
     redone up to where a float64 twin shows rounding alone parts it (re-certification's ``horizon``)."""
     short = run.config.replace(steps=min(steps, run.config.steps), device="cpu")
-    new, twin = (training.train_stack([c], cache_dir=None, write=False, compile=False)[0]
-                 for c in (short, short.replace(dtype="float64" if short.dtype != "float64" else "float32")))  # fmt: skip
+    twin = short.replace(dtype="float64" if short.dtype != "float64" else "float32")
+    new, twin = (training.train_stack([c], cache_dir=None, write=False, compile=False)[0] for c in (short, twin))
     at = recertification.horizon(new, twin, recertification.HORIZON_SHARE * TOLERANCE[1])
     return check if at is None else verify.compare(run, new, max(at - 1, 1), TOLERANCE)
 
