@@ -25,6 +25,7 @@ NOTEBOOKS := $(sort $(wildcard book/*.ipynb))
 BOOK_BUILD = $(BIN)/jupyter-book build . --path-output $(OUT) --all -W -n --keep-going
 
 SEEDS    ?= 0 1 2 3 4 5
+NBVAL_WORKERS ?= 2
 CHAPTERS ?= $(NOTEBOOKS)
 
 .PHONY: help book test runs robust venv
@@ -80,7 +81,10 @@ test: $(VENV)/.installed
 	  echo "== the run store's verification (python -m lloydbook.runs verify)"; vrc=0; wait $$ver || vrc=$$?; \
 	  cat $(OUT)/_build/verify.log; if [ $$rc -ne 0 ]; then exit $$rc; fi; exit $$vrc
 	@echo "== test 4/6: nbval over every chapter (each cell a test), keeping the executed chapters"
-	LLOYD_SCALE=ci $(BIN)/python -m pytest --nbval-lax --nbval-current-env --nbval-cell-timeout=1800 \
+	@# Two chapters at a time (pytest-xdist; loadfile keeps each chapter whole in one worker and kernel), each
+	@# kernel with one torch thread: the chapters' tensors are small, and a chapter that times or spawns sets its own.
+	OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 LLOYD_SCALE=ci $(BIN)/python -m pytest -n $(NBVAL_WORKERS) --dist loadfile \
+	  --nbval-lax --nbval-current-env --nbval-cell-timeout=1800 \
 	  -p lloydbook.nbval_keep --nbval-keep-dir $(EXECUTED) -p no:cacheprovider $(NOTEBOOKS)
 	@echo "== test 5/6: strict book build from the chapters nbval executed (execution off)"
 	$(BIN)/python scripts/stage_book.py $(EXECUTED) $(STAGE)

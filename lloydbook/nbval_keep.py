@@ -10,10 +10,14 @@ the plugin has nbval's kernel execute with ``store_history=True``, as nbclient d
 trailing ``;`` from silencing a cell's result).
 
 A notebook is written only when every one of its code cells passed (a failed, skipped or deselected cell, a cell
-after a timeout, a failed kernel shutdown, or a notebook that could not be read all count against it); otherwise
-any copy already at its target path is deleted, so that a later build cannot take a partial or stale execution for
-a complete one. Writes are atomic (a temporary file, then ``os.replace``). Without ``--nbval-keep-dir`` the plugin
+after a timeout, a failed kernel shutdown, or a notebook that could not be read all count against it). Any copy
+already at its target path is deleted when the notebook is collected, before any cell runs, so that a later build
+cannot take a partial or stale execution for a complete one. Writes are atomic (a temporary file, then ``os.replace``). Without ``--nbval-keep-dir`` the plugin
 does nothing.
+
+Under pytest-xdist (``-n 2 --dist loadfile``, as ``make test`` runs the chapters two at a time) each notebook runs
+whole in one worker, with its own kernel, and that worker writes it; the controller prints the summary. Any other
+``--dist`` would split a notebook's cells across kernels, so the plugin refuses it.
 """
 
 from __future__ import annotations
@@ -40,6 +44,12 @@ def pytest_addoption(parser):
 
 def pytest_configure(config):
     if config.option.nbval_keep_dir:
+        dist = getattr(config.option, "dist", "no")
+        if getattr(config.option, "numprocesses", None) and dist not in ("no", "loadfile"):
+            raise pytest.UsageError(
+                f"--nbval-keep-dir: expected --dist loadfile with -n (each notebook whole in one "
+                f"worker), got --dist {dist}"
+            )
         config.pluginmanager.register(Keeper(config.rootpath, Path(config.option.nbval_keep_dir)), "nbval-keeper")
 
 
@@ -58,7 +68,7 @@ class Keeper:
     def __init__(self, rootpath: Path, out_dir: Path):
         self.rootpath, self.out_dir = rootpath, out_dir
         self.notebooks: dict[IPyNbFile, dict] = {}  # node -> {"cells": {cell_num: passed item}, "bad": bool, "lang"}
-        self.summary: dict[str, list] = {}  # notebook path -> [cells passed, cells not passed, seconds, written]
+        self.summary: dict[str, list] = {}  # notebook path (as in its node ids) -> [cells passed, not passed, seconds]
 
     def target(self, node: IPyNbFile) -> Path:
         try:
@@ -68,8 +78,8 @@ class Keeper:
 
     def pytest_collectstart(self, collector):
         if isinstance(collector, IPyNbFile):
-            self.target(collector)
-            self.notebooks[collector] = {"cells": {}, "bad": False}
+            self.target(collector).unlink(missing_ok=True)  # stale; under xdist every worker collects before any runs
+            self.notebooks[collector] = {"cells": {}, "bad": False, "ran": False}
 
     @pytest.hookimpl(wrapper=True)
     def pytest_runtest_setup(self, item):
@@ -87,15 +97,22 @@ class Keeper:
             )
         return result
 
+    def pytest_runtest_logreport(self, report):
+        """Count a cell's report for the summary. Under pytest-xdist this runs in the controller, which sees every
+        worker's reports but executes nothing; its notebooks' ``kept`` is read from the keep dir at the end."""
+        path = report.nodeid.split("::", 1)[0]
+        if path.endswith(".ipynb"):
+            row = self.summary.setdefault(path, [0, 0, 0.0])
+            row[2] += report.duration
+            if report.when == "call":
+                row[0 if report.passed else 1] += 1
+
     @pytest.hookimpl(wrapper=True)
     def pytest_runtest_makereport(self, item, call):
         report = yield
         state = self.notebooks.get(item.parent) if isinstance(item, IPyNbCell) else None
         if state is not None:
-            row = self.summary.setdefault(str(item.parent.path.relative_to(self.rootpath)), [0, 0, 0.0, False])
-            row[2] += report.duration
-            if report.when == "call":
-                row[0 if report.passed else 1] += 1
+            state["ran"] = True
             if not report.passed or getattr(report, "wasxfail", None) is not None:
                 state["bad"] = True
             elif report.when == "call":
@@ -110,13 +127,15 @@ class Keeper:
         return result
 
     def pytest_sessionfinish(self, session):
-        for node in list(self.notebooks):  # the ones an interruption, -x or deselection left unfinished
-            self.finish(node)
+        for node, state in list(self.notebooks.items()):  # those an interruption or -x left unfinished; the ones
+            if state["ran"]:  # this process never ran (another xdist worker's, deselected) are left alone
+                self.finish(node)
 
     def pytest_terminal_summary(self, terminalreporter):
         """One line per chapter: its cells that passed and failed, its time, and whether it was kept."""
         terminalreporter.section("chapters (nbval, lloydbook.nbval_keep)")
-        for path, (ok, bad, seconds, kept) in self.summary.items():
+        for path, (ok, bad, seconds) in sorted(self.summary.items()):
+            kept = (self.out_dir / path).is_file()  # a stale copy was deleted when its notebook was collected
             where = f"kept in {self.out_dir / path}" if kept else "NOT kept (a cell did not pass)"
             terminalreporter.write_line(f"{path}: {ok} cells passed, {bad} failed, {seconds:.0f} s; {where}")
 
@@ -128,7 +147,6 @@ class Keeper:
         nb = getattr(node, "nb", None)  # None: nbval could not read it
         n_code = None if nb is None else sum(c.cell_type == "code" for c in nb.cells)
         if state["bad"] or n_code is None or sorted(state["cells"]) != list(range(n_code)):
-            target.unlink(missing_ok=True)
             return
         nb = copy.deepcopy(nb)
         if state.get("lang"):
@@ -147,7 +165,6 @@ class Keeper:
             with open(tmp, "w", encoding="utf-8") as f:
                 nbformat.write(nb, f)
             os.replace(tmp, target)
-            self.summary.setdefault(str(node.path.relative_to(self.rootpath)), [0, 0, 0.0, False])[3] = True
         except BaseException:
             tmp.unlink(missing_ok=True)
             raise

@@ -20,10 +20,8 @@ def run_nbval(tmp_path, *args):
     return subprocess.run(cmd, cwd=tmp_path, capture_output=True, text=True, timeout=120)
 
 
-@pytest.fixture(scope="module")
-def kept(tmp_path_factory):
-    """Two notebooks under nbval: nb/ok.ipynb passes, nb/bad.ipynb has a failing cell (and a stale copy)."""
-    tmp = tmp_path_factory.mktemp("nbval_keep")
+def write_notebooks(tmp):
+    """nb/ok.ipynb, whose cells all pass, and nb/bad.ipynb, with a failing cell (and a stale copy in out/)."""
     (tmp / "nb").mkdir()
     ok = new_notebook(metadata={**KERNEL, "language_info": {"name": "python"}, "custom": {"kept": True}})
     ok.cells = [
@@ -44,8 +42,27 @@ def kept(tmp_path_factory):
     nbformat.write(bad, tmp / "nb" / "bad.ipynb")
     (tmp / "out" / "nb").mkdir(parents=True)
     (tmp / "out" / "nb" / "bad.ipynb").write_text("a stale copy from an earlier run", encoding="utf-8")
+    return ok
+
+
+@pytest.fixture(scope="module")
+def kept(tmp_path_factory):
+    """The two notebooks of :func:`write_notebooks` under nbval."""
+    tmp = tmp_path_factory.mktemp("nbval_keep")
+    ok = write_notebooks(tmp)
     proc = run_nbval(tmp, "--nbval-keep-dir", "out", "nb")
     return SimpleNamespace(tmp=tmp, proc=proc, source=ok)
+
+
+SUMMARY = ("nb/bad.ipynb: 2 cells passed, 1 failed", "NOT kept", "nb/ok.ipynb: 8 cells passed, 0 failed")
+
+
+def test_the_summary_gives_each_notebooks_cells_and_whether_it_was_kept(kept):
+    lines = kept.proc.stdout.split("chapters (nbval, lloydbook.nbval_keep)", 1)[1].splitlines()
+    bad = next(line for line in lines if line.startswith("nb/bad.ipynb"))
+    ok = next(line for line in lines if line.startswith("nb/ok.ipynb"))
+    assert bad.startswith(SUMMARY[0]) and bad.endswith(SUMMARY[1] + " (a cell did not pass)"), bad
+    assert ok.startswith(SUMMARY[2]) and ok.endswith("kept in out/nb/ok.ipynb"), ok
 
 
 def test_nbval_reports_every_cell(kept):
@@ -99,3 +116,19 @@ def test_a_notebook_nbval_cannot_read_has_its_stale_copy_deleted(tmp_path):
     (tmp_path / "out" / "nb" / "broken.ipynb").write_text("a stale copy", encoding="utf-8")
     proc = run_nbval(tmp_path, "--nbval-keep-dir", "out", "nb")
     assert proc.returncode != 0 and not (tmp_path / "out" / "nb" / "broken.ipynb").exists(), proc.stdout
+
+
+def test_two_xdist_workers_keep_each_notebook_whole_as_one_process_does(kept, tmp_path):
+    write_notebooks(tmp_path)
+    proc = run_nbval(tmp_path, "-n", "2", "--dist", "loadfile", "--nbval-keep-dir", "out", "nb")
+    assert proc.returncode == 1 and "1 failed, 10 passed" in proc.stdout, proc.stdout + proc.stderr
+    assert all(part in proc.stdout for part in SUMMARY), proc.stdout
+    assert not (tmp_path / "out" / "nb" / "bad.ipynb").exists()
+    ours, serial = (nbformat.read(t / "out" / "nb" / "ok.ipynb", as_version=4) for t in (tmp_path, kept.tmp))
+    assert [c.get("outputs") for c in ours.cells] == [c.get("outputs") for c in serial.cells]
+
+
+def test_xdist_that_would_split_a_notebook_across_kernels_is_refused(tmp_path):
+    write_notebooks(tmp_path)
+    proc = run_nbval(tmp_path, "-n", "2", "--dist", "load", "--nbval-keep-dir", "out", "nb")
+    assert proc.returncode != 0 and "expected --dist loadfile" in proc.stdout + proc.stderr, proc.stdout + proc.stderr
