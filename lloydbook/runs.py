@@ -143,16 +143,6 @@ def sample(seed: int) -> list:
     return picked
 
 
-def _to_horizon(run, steps: int, check):
-    """``check`` of a run agreeing at step 1 and parting later (Fig. 11's eta=0.1, d=4, seed 19: 1.2e-2 at step 287),
-    redone up to where a float64 twin shows rounding alone parts it (re-certification's ``horizon``)."""
-    short = run.config.replace(steps=min(steps, run.config.steps), device="cpu")
-    twin = short.replace(dtype="float64" if short.dtype != "float64" else "float32")
-    new, twin = (training.train_stack([c], cache_dir=None, write=False, compile=False)[0] for c in (short, twin))
-    at = recertification.horizon(new, twin, recertification.HORIZON_SHARE * TOLERANCE[1])
-    return check if at is None else verify.compare(run, new, max(at - 1, 1), TOLERANCE)
-
-
 def _verify(seed: int | None) -> int:
     seed = secrets.randbelow(2**31) if seed is None else seed
     t0 = time.time()
@@ -163,8 +153,7 @@ def _verify(seed: int | None) -> int:
     )
     checks = []
     for run, steps, where in picked:
-        (c,) = verify.retrain([run], steps, tolerance=TOLERANCE, threads=1)
-        c = c if c.ok or c.first > TOLERANCE[0] or c.status[0] != c.status[1] else _to_horizon(run, steps, c)
+        (c,) = verify.retrain([run], steps, tolerance=TOLERANCE, threads=1, to_horizons=True)
         checks.append(c)
         flag = "ok" if c.ok else "MISMATCH"
         print(

@@ -84,13 +84,9 @@ from .config import TrainConfig
 from .pack import restamp
 from .stacked import train_stack
 from .store import MANIFEST, RunStore, StoreError, StoreTorchWarning, fingerprint_id, is_store
-from .verify import SHAPE_FIELDS, Check, compare, relative_difference, sample
+from .verify import HORIZON_SHARE, SHAPE_FIELDS, Check, compare, sample, to_horizon
 
-__all__ = ["HORIZON_SHARE", "Recheck", "Recertification", "horizon", "recheck", "recertify"]
-
-#: a run that disagrees is compared on the steps before rounding alone (a float64 twin) reaches this share
-#: of the later tolerance (see the module docstring)
-HORIZON_SHARE = 0.1
+__all__ = ["Recheck", "Recertification", "recheck", "recertify"]
 
 
 @dataclass(frozen=True)
@@ -133,23 +129,6 @@ class Recheck:
         )
 
 
-def horizon(new: Run, twin: Run, share: float) -> int | None:
-    """The first step where the two re-trainings ``new`` and ``twin`` of one run differ by more than
-    ``share`` (relative) in a training loss or in a validation loss (Eq. 20) of an evaluation at that step;
-    None when they never do."""
-    share = check_positive("share", share)
-    n = min(len(new.train_losses), len(twin.train_losses))
-    over = np.flatnonzero(relative_difference(new.train_losses[:n], twin.train_losses[:n]) > share)
-    steps = [int(over[0]) + 1] if over.size else []
-    a, b = np.asarray(new.history["step"]), np.asarray(twin.history["step"])
-    m = min(len(a), len(b))
-    same = a[:m] == b[:m]
-    va, vb = np.asarray(new.history["val_rel_loss"])[:m][same], np.asarray(twin.history["val_rel_loss"])[:m][same]
-    val_over = np.flatnonzero(relative_difference(va, vb) > share)
-    steps += [max(1, int(a[:m][same][val_over[0]]))] if val_over.size else []
-    return min(steps) if steps else None
-
-
 def recheck(run: Run, tolerance: tuple[float, float], *, threads: int = 1, baseline=None) -> Recheck:
     """Re-train the stored ``run`` over its whole length with this code (a stack of one, eagerly, on the CPU,
     ``threads`` torch threads) and compare it within ``tolerance``: over every comparable step, or, when it
@@ -170,12 +149,7 @@ def recheck(run: Run, tolerance: tuple[float, float], *, threads: int = 1, basel
         (new,) = train_stack([config], cache_dir=None, write=False, compile=False)
         whole = compare(run, new, config.steps, tolerance)
         same = None if baseline is None else _same(retrain_with(baseline, config, threads=threads), new)
-        if whole.ok or same or whole.first > tolerance[0]:  # step 1 comes before any parting: it decides alone
-            return Recheck(whole, config.steps, whole.later, None, time.time() - t0, same)
-        twin_config = config.replace(dtype="float64" if config.dtype != "float64" else "float32")
-        (twin,) = train_stack([twin_config], cache_dir=None, write=False, compile=False)
-        at = horizon(new, twin, HORIZON_SHARE * tolerance[1])
-        check = whole if at is None else compare(run, new, max(at - 1, 1), tolerance)
+        check, at = (whole, None) if same else to_horizon(run, new, whole)
         return Recheck(check, config.steps, whole.later, at, time.time() - t0, same)
     finally:
         torch.set_num_threads(before)

@@ -33,6 +33,9 @@ __all__ = [
     "stable_steps",
     "stable_until",
     "compare",
+    "HORIZON_SHARE",
+    "horizon",
+    "to_horizon",
     "retrain",
 ]
 
@@ -41,6 +44,9 @@ SHAPE_FIELDS = ("embedding", "loss", "d", "k", "n", "family")
 #: a step whose training loss, or an evaluation whose validation loss, is above RISE times the smallest before
 #: it ends the comparison there (see :func:`stable_steps` and :func:`stable_until`)
 RISE = 10.0
+#: a run that agrees at step 1 and parts later is compared on the steps before rounding alone (a float64 twin of
+#: its re-training) reaches this share of the later tolerance (:func:`to_horizon`)
+HORIZON_SHARE = 0.1
 
 
 @dataclass(frozen=True)
@@ -162,13 +168,51 @@ def compare(stored: Run, new: Run, steps: int, tolerance: tuple[float, float]) -
     return Check(stored.key, stored.config.label(), n, first, later, where, tolerance, status)
 
 
-def retrain(runs, steps: int, *, tolerance, threads: int | None = None) -> list[Check]:
+def horizon(new: Run, twin: Run, share: float) -> int | None:
+    """The first step where the two re-trainings ``new`` and ``twin`` of one run differ by more than
+    ``share`` (relative) in a training loss or in a validation loss (Eq. 20) of an evaluation at that step;
+    None when they never do."""
+    share = check_positive("share", share)
+    n = min(len(new.train_losses), len(twin.train_losses))
+    over = np.flatnonzero(relative_difference(new.train_losses[:n], twin.train_losses[:n]) > share)
+    steps = [int(over[0]) + 1] if over.size else []
+    a, b = np.asarray(new.history["step"]), np.asarray(twin.history["step"])
+    m = min(len(a), len(b))
+    same = a[:m] == b[:m]
+    va, vb = np.asarray(new.history["val_rel_loss"])[:m][same], np.asarray(twin.history["val_rel_loss"])[:m][same]
+    val_over = np.flatnonzero(relative_difference(va, vb) > share)
+    steps += [max(1, int(a[:m][same][val_over[0]]))] if val_over.size else []
+    return min(steps) if steps else None
+
+
+def to_horizon(stored: Run, new: Run, check: Check) -> tuple[Check, int | None]:
+    """``check`` (of the re-training ``new`` against ``stored``) and the horizon it was taken to. A run that
+    agreed at step 1 (the untrained model: a difference there decides alone) and parts later is compared again
+    on the steps before its horizon: :func:`horizon` of ``new`` and a twin of it trained in float64 (float32 for
+    a float64 run), at :data:`HORIZON_SHARE` of the later tolerance. Before it the run must agree; after it
+    rounding alone parts two trainings of one run. Otherwise (or when the twin never parts) ``check`` stands and
+    the horizon is None."""
+    if check.ok or check.first > check.tolerance[0]:
+        return check, None
+    config = new.config
+    (twin,) = train_stack(
+        [config.replace(dtype="float64" if config.dtype != "float64" else "float32")],
+        cache_dir=None,
+        write=False,
+        compile=False,
+    )
+    at = horizon(new, twin, HORIZON_SHARE * check.tolerance[1])
+    return (check if at is None else compare(stored, new, max(at - 1, 1), check.tolerance)), at
+
+
+def retrain(runs, steps: int, *, tolerance, threads: int | None = None, to_horizons: bool = False) -> list[Check]:
     """Re-train every stored run of ``runs`` for its first ``steps`` steps (each a stack of one, eagerly, on
     the CPU, with ``threads`` torch threads; default: as set) and compare it with the stored run.
 
     ``tolerance`` is the pair (step 1, later steps) of largest relative differences allowed (see
     :class:`Check`). Returns one :class:`Check` per run, in order. A run that diverged within ``steps`` must diverge at the
-    same step again.
+    same step again. ``to_horizons``: a run that agrees at step 1 and parts later is compared up to its horizon
+    (:func:`to_horizon`).
     """
     runs = list(runs)
     for i, r in enumerate(runs):
@@ -186,7 +230,8 @@ def retrain(runs, steps: int, *, tolerance, threads: int | None = None) -> list[
         for r in runs:
             short = r.config.replace(steps=min(steps, r.config.steps), device="cpu")
             (new,) = train_stack([short], cache_dir=None, write=False, compile=False)
-            out.append(compare(r, new, short.steps, tolerance))
+            check = compare(r, new, short.steps, tolerance)
+            out.append(to_horizon(r, new, check)[0] if to_horizons else check)
         return out
     finally:
         torch.set_num_threads(before)

@@ -204,5 +204,5 @@ def test_verification_compares_a_chaotic_run_up_to_its_rounding_horizon():
     run = store.get(cfg)
     (plain,) = verify.retrain([run], runs.STEPS, tolerance=runs.TOLERANCE, threads=1)
     assert plain.first <= runs.TOLERANCE[0]
-    redone = runs._to_horizon(run, runs.STEPS, plain)
+    (redone,) = verify.retrain([run], runs.STEPS, tolerance=runs.TOLERANCE, threads=1, to_horizons=True)
     assert redone.ok and redone.steps < runs.STEPS and redone.later <= runs.TOLERANCE[1]

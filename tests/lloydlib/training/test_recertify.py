@@ -5,14 +5,13 @@ import json
 import shutil
 import subprocess
 from pathlib import Path
-from types import SimpleNamespace
 
 import numpy as np
 import pytest
 
 import lloydlib
 from lloydlib import training
-from lloydlib.training import TrainConfig, baseline, fingerprint, pack, recertify, store
+from lloydlib.training import TrainConfig, baseline, fingerprint, pack, recertify, store, verify
 
 TOLERANCE = (1e-5, 1e-2)
 
@@ -109,7 +108,7 @@ def test_a_run_that_parts_by_rounding_is_compared_up_to_its_horizon(runs, tmp_pa
     where: here ``horizon`` is made to say step 15) passes; a difference before that step fails."""
     late = dataclasses.replace(runs[0], train_losses=runs[0].train_losses.copy())
     late.train_losses[16:] *= 1.05
-    monkeypatch.setattr(recertify, "horizon", lambda new, twin, share: 15)
+    monkeypatch.setattr(verify, "horizon", lambda new, twin, share: 15)
     r = recertify.recheck(late, TOLERANCE)
     assert r.ok and r.horizon == 15 and r.check.steps == 14 and r.trained == 20
     assert r.whole == pytest.approx(0.05 / 1.05, rel=1e-4) and r.check.later < 1e-6
@@ -117,23 +116,8 @@ def test_a_run_that_parts_by_rounding_is_compared_up_to_its_horizon(runs, tmp_pa
     early.train_losses[5] *= 1.05
     r = recertify.recheck(early, TOLERANCE)
     assert not r.ok and r.check.where == "train loss, step 6"
-    monkeypatch.setattr(recertify, "horizon", lambda new, twin, share: None)  # rounding never parts it
+    monkeypatch.setattr(verify, "horizon", lambda new, twin, share: None)  # rounding never parts it
     assert not recertify.recheck(late, TOLERANCE).ok
-
-
-def test_the_horizon_is_the_first_step_where_the_twin_parts_in_a_training_or_validation_loss():
-    def run(losses, val):
-        return SimpleNamespace(
-            train_losses=np.asarray(losses, float), history={"step": np.array([0, 2, 4]), "val_rel_loss": np.array(val)}
-        )
-
-    a = run([1.0, 1.0, 1.0, 1.0, 1.0], [1.0, 1.0, 1.0])
-    assert recertify.horizon(a, a, 1e-3) is None
-    assert recertify.horizon(a, run([1.0, 1.0, 1.0005, 1.002, 1.1], [1.0, 1.0, 1.0]), 1e-3) == 4
-    assert recertify.horizon(a, run([1.0] * 5, [1.0, 1.01, 1.0]), 1e-3) == 2
-    assert recertify.horizon(a, run([1.0, 1.0, 1.0, 1.0, 1.1], [1.0, 1.0, 1.01]), 1e-3) == 4
-    with pytest.raises(ValueError, match="share"):
-        recertify.horizon(a, a, 0)
 
 
 def test_restamp_refuses_a_store_rewritten_meanwhile(runs, tmp_path):
@@ -189,7 +173,7 @@ def test_the_old_code_retrains_a_run_as_this_code_does_and_its_same_numbers_cert
     assert np.array_equal(old.history["val_rel_loss"], runs[0].history["val_rel_loss"])
     late = dataclasses.replace(runs[0], train_losses=runs[0].train_losses.copy())
     late.train_losses[16:] *= 1.05
-    monkeypatch.setattr(recertify, "horizon", lambda new, twin, share: None)
+    monkeypatch.setattr(verify, "horizon", lambda new, twin, share: None)
     assert not recertify.recheck(late, TOLERANCE).ok
     r = recertify.recheck(late, TOLERANCE, baseline=this_code)
     assert r.ok and r.identical and not r.check.ok and r.as_dict()["identical"] is True
@@ -206,7 +190,7 @@ def test_recertify_with_the_old_code_records_it(runs, this_code, tmp_path, monke
     late = dataclasses.replace(runs[2], train_losses=runs[2].train_losses.copy())
     late.train_losses[16:] *= 1.05
     root = stale_store(tmp_path / "s", [*runs[:2], late, runs[3]])
-    monkeypatch.setattr(recertify, "horizon", lambda new, twin, share: None)
+    monkeypatch.setattr(verify, "horizon", lambda new, twin, share: None)
     assert not recertify.recertify(root, tolerance=TOLERANCE, seed=0, per_shape=2).ok
     got = recertify.recertify(root, tolerance=TOLERANCE, seed=0, per_shape=2, baseline=this_code, baseline_note="c1")
     assert got.ok and got.restamped == 4 and all(r.identical for r in got.rechecks)

@@ -1,5 +1,7 @@
 """lloydlib.training.verify: stored runs re-trained for their first steps and compared."""
 
+from types import SimpleNamespace
+
 import numpy as np
 import pytest
 
@@ -58,3 +60,18 @@ def test_a_validation_loss_that_jumps_ends_the_comparison_before_its_evaluation(
     assert verify.stable_until(steps, [12.0, np.nan, 8.0, 7.5], 300) == 300
     with pytest.raises(ValueError, match="one shape"):
         verify.stable_until(steps, [1.0, 2.0], 300)
+
+
+def test_the_horizon_is_the_first_step_where_the_twin_parts_in_a_training_or_validation_loss():
+    def run(losses, val):
+        return SimpleNamespace(
+            train_losses=np.asarray(losses, float), history={"step": np.array([0, 2, 4]), "val_rel_loss": np.array(val)}
+        )
+
+    a = run([1.0, 1.0, 1.0, 1.0, 1.0], [1.0, 1.0, 1.0])
+    assert verify.horizon(a, a, 1e-3) is None
+    assert verify.horizon(a, run([1.0, 1.0, 1.0005, 1.002, 1.1], [1.0, 1.0, 1.0]), 1e-3) == 4
+    assert verify.horizon(a, run([1.0] * 5, [1.0, 1.01, 1.0]), 1e-3) == 2
+    assert verify.horizon(a, run([1.0, 1.0, 1.0, 1.0, 1.1], [1.0, 1.0, 1.01]), 1e-3) == 4
+    with pytest.raises(ValueError, match="share"):
+        verify.horizon(a, a, 0)
