@@ -196,7 +196,7 @@ SCALES: dict[str, dict[str, dict]] = {
     # for Fig. 6, the shifts and the doubled scale; iterate_tasks (iterating costs n / k times re-embedding, and its
     # divergence is huge); points per seed at each of Fig. 12's n (n_points // n tasks). At ci, 16 tasks left OH:NE's
     # Fig. 6 gap, the unequal-weights shift (one draw of three) and n=128 undetermined, from the tasks alone.
-    # workers: evaluating processes (nbval runs one chapter at a time: a second core is idle)
+    # workers: evaluating processes, spawned, of one torch thread each (the evaluations are independent)
     "steps": {
         "ci": {"models": _MODELS, "T": 20, "tasks": 64, "init_tasks": 256, "shift_tasks": 512, "doubled_tasks": 2048, "n_tasks": 128,
                "n_ratios": [0.25, 0.5, 2, 4],
