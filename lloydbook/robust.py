@@ -2,10 +2,11 @@
 
 ``python -m lloydbook.robust --seeds "0 1 2" --scale ci [--out _build/robust] [CHAPTER.ipynb ...]`` (``make robust
 SEEDS="0 1 2" SCALE=ci CHAPTERS=...``; every chapter of ``book/`` by default) runs, for each seed, the chapters
-under nbval as ``make test``'s step 4 does (``pytest --nbval-lax --nbval-current-env``, every cell a test, keeping
-the executed chapters with :mod:`lloydbook.nbval_keep`), with ``LLOYD_SEED=<seed>`` and ``LLOYD_SCALE=<scale>``,
-into ``<out>/seed-<seed>/`` (``nbval.log``, the kept chapters, and ``cells.json``). A failing cell fails that cell
-alone: nbval runs the chapter's later cells in the same kernel, and the next chapter runs whatever happened.
+under nbval as ``make test``'s step 4 does (``pytest --nbval-lax --nbval-current-env``, every cell a test, two
+chapters at a time, keeping the executed chapters with :mod:`lloydbook.nbval_keep`), with ``LLOYD_SEED=<seed>`` and
+``LLOYD_SCALE=<scale>``, into ``<out>/seed-<seed>/`` (``nbval.log``, the kept chapters, and ``cells.json``). A
+failing cell fails that cell alone: nbval runs the chapter's later cells in the same kernel, and the next chapter
+runs whatever happened.
 ``cells.json`` is written by the pytest plugin :mod:`lloydbook.robust_cells` (``--robust-report FILE``): each
 cell's outcome and error, and the claims rows glued by the cells that passed, so a chapter with a failing cell
 (which nbval_keep does not keep) still shows its other rows. ``--no-run`` only reads those folders again.
@@ -51,6 +52,8 @@ from pathlib import Path
 
 import nbformat
 from myst_nb.ext.glue import extract_glue_data_cell
+
+from lloydlib.checks import check_int
 
 from .claims.registry import OPEN, Row
 from .claims.render import ClaimsTable, glue_keys
@@ -279,9 +282,11 @@ def summary(data: dict) -> str:
 
 
 # ----------------------------------------------------------------------------------------- running and reading
-def nbval_command(chapters, keep_dir: Path, report: Path, python: str = sys.executable) -> list[str]:
-    """``make test``'s step 4 (nbval over the chapters, keeping them in ``keep_dir``), recording to ``report``."""
-    cmd = [python, "-m", "pytest", "--nbval-lax", "--nbval-current-env", "--nbval-cell-timeout=1800"]
+def nbval_command(chapters, keep_dir: Path, report: Path, python: str = sys.executable, workers: int = 2) -> list[str]:
+    """``make test``'s step 4 (nbval over the chapters, ``workers`` at a time, keeping them in ``keep_dir``; run it
+    with one torch thread, as :func:`run_seed` does), recording to ``report``."""
+    cmd = [python, "-m", "pytest", "-n", str(check_int("workers", workers, 1)), "--dist", "loadfile"]
+    cmd += ["--nbval-lax", "--nbval-current-env", "--nbval-cell-timeout=1800"]
     cmd += ["-p", "lloydbook.nbval_keep", "--nbval-keep-dir", str(keep_dir), "-p", "lloydbook.robust_cells"]
     return cmd + ["--robust-report", str(report), "-p", "no:cacheprovider", *map(str, chapters)]
 
@@ -290,7 +295,7 @@ def run_seed(seed: int, scale: str, chapters: list[str], folder: Path) -> int:
     """Run ``chapters`` (paths relative to the repository) under nbval at ``seed`` and ``scale`` into ``folder``."""
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "cells.json").unlink(missing_ok=True)
-    env = {**os.environ, "LLOYD_SEED": str(seed), "LLOYD_SCALE": scale}
+    env = {**os.environ, "LLOYD_SEED": str(seed), "LLOYD_SCALE": scale, "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
     log = folder / "nbval.log"
     print(f"== seed {seed}: LLOYD_SEED={seed} LLOYD_SCALE={scale}, {len(chapters)} chapters (log: {log})", flush=True)
     with open(log, "w", encoding="utf-8") as f:

@@ -5,11 +5,13 @@
 notebook that could not be collected is one entry with ``"cell": None``), and ``"glue"``, the outputs of the cells
 that passed that glue the chapter's claims rows (:func:`lloydbook.robust.rows_outputs`). So a chapter with a failing
 cell, which :mod:`lloydbook.nbval_keep` does not keep, still shows the rows its other cells recorded. Without
-``--robust-report`` the plugin does nothing.
+``--robust-report`` the plugin does nothing. Under pytest-xdist (``-n 2 --dist loadfile``) each worker writes its
+chapters to ``FILE.<worker id>`` and the controller, which records the collection errors, merges them into FILE.
 """
 
 from __future__ import annotations
 
+import glob
 import json
 import os
 import re
@@ -39,7 +41,10 @@ def pytest_addoption(parser):
 
 def pytest_configure(config):
     if config.option.robust_report:
-        config.pluginmanager.register(CellRecorder(Path(config.option.robust_report)), "robust-recorder")
+        worker = getattr(config, "workerinput", {}).get("workerid")  # an xdist worker's id, else None
+        controller = worker is None and bool(getattr(config.option, "numprocesses", None))
+        config.pluginmanager.register(CellRecorder(Path(config.option.robust_report), worker, controller),
+                                      "robust-recorder")  # fmt: skip
 
 
 def _error(item, call, report) -> str:
@@ -55,17 +60,23 @@ def _error(item, call, report) -> str:
 
 
 class CellRecorder:
-    """Records every notebook cell nbval runs (``--robust-report FILE``) and writes FILE when the session ends."""
+    """Records every notebook cell nbval runs (``--robust-report FILE``) and writes FILE when the session ends; an
+    xdist ``worker`` (its id) writes ``FILE.<id>`` instead, which the ``controller`` merges into FILE."""
 
-    def __init__(self, path: Path):
-        self.path = path
+    def __init__(self, path: Path, worker: str | None = None, controller: bool = False):
+        self.path, self.worker, self.controller = path, worker, controller
         self.chapters: dict[str, dict] = {}
+        for stale in self._parts() if controller else []:  # an earlier session's; the workers start after this
+            stale.unlink()
+
+    def _parts(self) -> list[Path]:
+        return sorted(self.path.parent.glob(f"{glob.escape(self.path.name)}.gw*"))
 
     def _chapter(self, nodeid: str) -> dict:
         return self.chapters.setdefault(nodeid.split("::")[0], {"cells": [], "glue": []})
 
     def pytest_collectreport(self, report):
-        if report.failed and report.nodeid.endswith(".ipynb"):
+        if self.worker is None and report.failed and report.nodeid.endswith(".ipynb"):
             error = _one_line(report.longreprtext)
             self._chapter(report.nodeid)["cells"].append(
                 {"cell": None, "outcome": "failed", "line": "", "error": error}
@@ -86,7 +97,15 @@ class CellRecorder:
         return report
 
     def pytest_sessionfinish(self, session, exitstatus):
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = self.path.with_name(f".{self.path.name}.{os.getpid()}.tmp")
+        path = self.path if self.worker is None else self.path.with_name(f"{self.path.name}.{self.worker}")
+        if self.controller:  # the workers have finished and written their parts
+            for part in self._parts():
+                for name, chapter in json.loads(part.read_text(encoding="utf-8"))["chapters"].items():
+                    mine = self._chapter(name)
+                    mine["cells"] += chapter["cells"]
+                    mine["glue"] += chapter["glue"]
+                part.unlink()
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
         tmp.write_text(json.dumps({"chapters": self.chapters}, ensure_ascii=False, default=str), encoding="utf-8")
-        os.replace(tmp, self.path)
+        os.replace(tmp, path)

@@ -209,8 +209,11 @@ def test_read_run_prefers_the_kept_notebook_when_every_cell_passed(tmp_path):
 def test_the_command_is_make_tests_nbval_step(tmp_path):
     cmd = robust.nbval_command(["book/01_lloyd.ipynb"], tmp_path / "k", tmp_path / "r.json", python="py")
     recipe = re.search(r"test 4/6.*?\n(.*?)\n\t@echo", (ROOT / "Makefile").read_text(), re.S).group(1)
-    for flag in ("--nbval-lax", "--nbval-current-env", "--nbval-cell-timeout=1800", "lloydbook.nbval_keep"):
+    for flag in ("--nbval-lax", "--nbval-current-env", "--nbval-cell-timeout=1800", "lloydbook.nbval_keep", "loadfile"):
         assert flag in recipe and flag in cmd
+    assert cmd[cmd.index("-n") + 1] == "2" and "-n $(NBVAL_WORKERS)" in recipe
+    with pytest.raises(ValueError, match="workers"):
+        robust.nbval_command(["book/01_lloyd.ipynb"], tmp_path / "k", tmp_path / "r.json", workers=0)
     assert cmd[:3] == ["py", "-m", "pytest"] and cmd[-1] == "book/01_lloyd.ipynb" and "-x" not in cmd
     assert cmd[cmd.index("--nbval-keep-dir") + 1] == str(tmp_path / "k")
     assert cmd[cmd.index("-p", cmd.index("--nbval-keep-dir")) + 1] == "lloydbook.robust_cells"
@@ -247,3 +250,28 @@ def test_main_names_a_bad_argument(args, message, capsys):
     with pytest.raises(SystemExit) as e:
         robust.main(["--no-run", *args])
     assert e.value.code == 2 and message in capsys.readouterr().err
+
+
+def test_under_xdist_the_workers_parts_are_merged_by_the_controller(tmp_path):
+    """Each xdist worker writes FILE.<id>; the controller (which alone records collection errors) merges them into
+    FILE and deletes them, and drops an earlier session's parts when it starts."""
+    path = tmp_path / "seed-0" / "cells.json"
+    path.parent.mkdir()
+    (path.parent / "cells.json.gw7").write_text('{"chapters": {"stale.ipynb": {"cells": [], "glue": []}}}')
+    controller = robust_cells.CellRecorder(path, controller=True)
+    assert not (path.parent / "cells.json.gw7").exists()
+    for worker, chapter in (("gw0", "book/01_lloyd.ipynb"), ("gw1", "book/02_construction.ipynb")):
+        recorder = robust_cells.CellRecorder(path, worker=worker)
+        recorder.pytest_collectreport(SimpleNamespace(failed=True, nodeid="x.ipynb", longreprtext="boom"))
+        item = SimpleNamespace(cell_num=0, nodeid=f"{chapter}::Cell 0", cell=SimpleNamespace(source="x = 1"))
+        item.test_outputs = [glued([row(f"{worker}-a")])]
+        report = SimpleNamespace(when="call", outcome="passed", passed=True, failed=False)
+        _drive(recorder, item, SimpleNamespace(excinfo=None), report)
+        recorder.pytest_sessionfinish(None, 0)
+    assert not path.exists() and (path.parent / "cells.json.gw0").exists()
+    controller.pytest_collectreport(SimpleNamespace(failed=True, nodeid="x.ipynb", longreprtext="boom"))
+    controller.pytest_sessionfinish(None, 1)
+    assert sorted(p.name for p in path.parent.iterdir()) == ["cells.json"]
+    assert robust.read_run(path.parent, "book/01_lloyd.ipynb", 0).rows == [row("gw0-a")]
+    assert robust.read_run(path.parent, "book/02_construction.ipynb", 0).rows == [row("gw1-a")]
+    assert [c["error"] for c in robust.read_run(path.parent, "x.ipynb", 0).cells] == ["boom"]
