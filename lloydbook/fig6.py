@@ -7,7 +7,7 @@ for one setting (the seeds paired across settings: the same tasks). Each returns
 (:class:`lloydbook.findings.Part`), which chapter 06 decides with :func:`lloydbook.findings.decide`; the gaps and
 rises are :mod:`lloydbook.many_steps`'s per-seed statistics. :func:`on_models` evaluates a set of models and states
 the findings of :data:`ON_MODELS` on them in one call (chapter 06 on the models trained at n=512), and
-:func:`not_recorded` leaves them open where those models are not at hand.
+:func:`lloydbook.findings.not_recorded` leaves them open where those models are not at hand.
 """
 
 from __future__ import annotations
@@ -21,8 +21,8 @@ import torch
 from lloydlib.checks import check_int
 
 from . import many_steps as M
-from .claims.evidence import Evidence, above, all_of, below
-from .findings import Part, missing_text
+from .claims.evidence import above, all_of, below
+from .findings import Part
 
 __all__ = [
     "SOURCES",
@@ -35,7 +35,6 @@ __all__ = [
     "rewrite",
     "ON_MODELS",
     "on_models",
-    "not_recorded",
 ]
 
 #: where the paper states each finding
@@ -297,18 +296,3 @@ def _evaluate(jobs: dict, workers: int) -> dict:
     with ProcessPoolExecutor(workers, mp_context=mp.get_context("spawn"), initializer=torch.set_num_threads,
                              initargs=(1,)) as pool:  # fmt: skip
         return dict(zip(jobs, pool.map(_job, jobs.values())))
-
-
-def not_recorded(lacking) -> dict[str, Part]:
-    """The findings :data:`ON_MODELS` where the models they read are not all at hand (``lacking``, their configs):
-    name -> a :class:`Part` whose one piece of evidence is undetermined and names them (an open row, never a
-    verdict)."""
-    lacking = list(lacking)
-    if not lacking:
-        raise ValueError("lacking must hold the configs of the models not at hand, got none")
-    text = f"not recorded in this checkout: {missing_text(lacking, 'tau')}"
-    return {
-        name: Part(f"{SOURCES[name]}: {name}", "as on this build's models", lacking,
-                   [Evidence("the models it reads", "undetermined", text)])
-        for name in ON_MODELS
-    }  # fmt: skip

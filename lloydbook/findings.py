@@ -50,6 +50,8 @@ __all__ = [
     "recorded_groups",
     "seeds_text",
     "missing_text",
+    "not_evaluated",
+    "not_recorded",
     "recorded_parts",
     "evidence_code",
     "setting_pairs",
@@ -194,6 +196,28 @@ def missing_text(configs, axis: str) -> str:
     if not groups:
         return "none"
     return "; ".join(f"{axis}={v:g} {e}:{l} {seeds_text(seeds)}" for (v, e, l), seeds in groups.items())
+
+
+def not_evaluated(sources: dict, runs, why: str, piece: str = "the models it reads") -> dict[str, Part]:
+    """The findings ``sources`` (name -> where the paper states it) left undecided on ``runs`` (the runs or configs
+    they would read) for the reason ``why``: name -> a :class:`Part` whose one piece of evidence (``piece``) is
+    undetermined and says why (an open row, never a verdict)."""
+    runs = list(runs)
+    if not runs or not str(why).strip():
+        raise ValueError(f"runs and why must say what is not evaluated and why, got {len(runs)} runs and {why!r}")
+    return {
+        name: Part(f"{source}: {name}", "as on this build's models", runs, [Evidence(piece, "undetermined", why)])
+        for name, source in sources.items()
+    }
+
+
+def not_recorded(sources: dict, lacking, axis: str = "tau") -> dict[str, Part]:
+    """The findings ``sources`` where the recorded models they read are not all at hand (``lacking``, their configs,
+    named by :func:`missing_text` on ``axis``): :func:`not_evaluated` naming them."""
+    lacking = list(lacking)
+    if not lacking:
+        raise ValueError("lacking must hold the configs of the models not at hand, got none")
+    return not_evaluated(sources, lacking, f"not recorded in this checkout: {missing_text(lacking, axis)}")
 
 
 def recorded_parts(

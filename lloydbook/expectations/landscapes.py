@@ -26,5 +26,18 @@ EXPECT = {
     "unimodal-n512": PAPER,
     "minimum-at-centre-n512": BEYOND,
     "oh-bn-differ-small-d-n512": PAPER,
-    "gap-normal-n512": PAPER,
+    # its blind expectation was the paper's statement (19d6071); on these models the largest gap was about six times
+    # the paper's 0.5, as on this build's models, so the row is decided "not reproduced", set after reading them
+    "gap-normal-n512": Expectation(
+        of_paper=True,
+        pilot="not reproduced",
+        post_hoc=True,
+        basis=(
+            "set after reading these same models (fig10a-paper at tau=0.1: n=512, d=4, k=6, 10,000 steps; OH and BN "
+            "with L2, 10 seeds each): the paper's statement, committed as the expectation before they were evaluated, "
+            "failed its check there. On 2 normal test tasks of n=512 (9 x 9 grid) the largest gap on the plane had "
+            "median 3.12 for OH, 90% interval [2.94, 3.26], at the book's draw, and 3.33 [3.09, 3.54] at another draw "
+            "of tasks and directions; BN's was above 0.5 at both. It records what they show"
+        ),
+    ),
 }

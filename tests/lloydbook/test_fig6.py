@@ -10,7 +10,7 @@ import torch
 from _made_up_runs import run
 
 from lloydbook import fig6, many_steps
-from lloydbook.findings import undecided
+from lloydbook.findings import not_evaluated, not_recorded, undecided
 from lloydlib.model import LearnableTransformer
 from lloydlib.training import TrainConfig
 
@@ -115,9 +115,13 @@ def test_on_models_evaluates_every_figure_and_states_each_finding():
 
 def test_models_not_recorded_are_open_rows_that_name_them():
     lacking = [TrainConfig(d=4, k=6, n=512, tau=0.1, embedding="OH", loss="L2", seed=s) for s in (3, 4)]
-    parts = fig6.not_recorded(lacking)
-    assert list(parts) == list(fig6.ON_MODELS)
+    parts = not_recorded({name: fig6.SOURCES[name] for name in fig6.ON_MODELS}, lacking)
+    assert list(parts) == list(fig6.ON_MODELS) and parts["n-generalises"].runs == lacking
     why = undecided(parts["n-generalises"])
     assert why[0] == "undetermined" and "tau=0.1 OH:L2 seeds 3, 4" in why[1]
     with pytest.raises(ValueError, match="lacking must hold the configs"):
-        fig6.not_recorded([])
+        not_recorded({"n-generalises": "x"}, [])
+    (part,) = not_evaluated({"n-generalises": "x"}, lacking, "too costly here").values()
+    assert undecided(part) == ("undetermined", "the models it reads: undetermined (too costly here)")
+    with pytest.raises(ValueError, match="runs and why must say"):
+        not_evaluated({"n-generalises": "x"}, lacking, " ")

@@ -5,8 +5,11 @@ from types import SimpleNamespace
 
 import numpy as np
 import pytest
+import torch
 
 from lloydbook import landscape_findings as LF
+from lloydlib.model import LearnableTransformer
+from lloydlib.training import TrainConfig
 
 DS, EMBS, SEEDS = (4, 32), ("OH", "BN"), range(10)
 
@@ -55,6 +58,9 @@ def test_rise_parts_similar_at_the_largest_d_and_bn_steeper_at_the_smallest():
     assert [similar.evidence[0].outcome, differ.evidence[0].outcome] == ["holds", "holds"]
     assert "tolerance 0.105" in similar.evidence[0].text and "unpaired" in differ.evidence[0].text
     assert {r.config.d for r in similar.runs} == {32} and len(differ.runs) == 20
+    assert list(parts) == ["oh-bn-similar-large-d", "oh-bn-differ-small-d"] and differ.paper == LF.FIG3_QUOTE
+    alone = LF.rise_parts(G, {(4, e): rise[(4, e)] for e in EMBS}, 0.1, large=False)  # models at one d
+    assert list(alone) == ["oh-bn-differ-small-d"] and alone["oh-bn-differ-small-d"] == differ
 
 
 def test_gap_parts_decide_the_papers_numbers_on_each_seeds_largest_gap():
@@ -80,6 +86,9 @@ def test_gap_parts_decide_the_papers_numbers_on_each_seeds_largest_gap():
         and "margin 1.099" in cells[0].text
     )
     assert len(parts["gap-cauchy-vs-normal"].runs) == 40 and {r.config.d for r in parts["gap-normal"].runs} == {4}
+    assert LF.gap_normal(DG, {(4, e): D[(4, e)] for e in EMBS}, 4, tau=0.1, loss="L2", n=512) == parts["gap-normal"]
+    with pytest.raises(ValueError, match=r"D must hold d=8, got the keys \[\(4, 'OH'\)"):
+        LF.gap_normal(DG, D, 8, tau=0.1, loss="L2", n=512)
 
 
 def test_bad_inputs_name_the_argument():
@@ -98,3 +107,25 @@ def test_bad_inputs_name_the_argument():
         ValueError, match=r"F the normal and cauchy families, got d \[4, 32\] and families \['normal'\]"
     ):
         LF.gap_parts({}, G, F, D, tau=0.1, loss="L2", n=512)
+
+
+def test_on_models_states_each_finding_on_models_of_one_d():
+    def model_run(e, seed, d=2):
+        torch.manual_seed(seed)
+        config = TrainConfig(d=d, k=3, n=12, steps=10, batch=4, tau=0.1, embedding=e, loss="L2", seed=seed)
+        return SimpleNamespace(config=config, model=LearnableTransformer(d, 3, e, gamma=1.0), status="done")
+
+    runs = {e: [model_run(e, s) for s in range(3)] for e in EMBS}
+    counts = dict(loss_tasks=1, planes=2, rise_tasks=1, gap_tasks=1)
+    seeds = dict(tasks=1, rise_tasks=2, gap_tasks=3, directions=4, planes=[5, 6])
+    kw = dict(counts=counts, seeds=seeds, radius=1.0, grids=dict(grid=5, rise_grid=3, gap_grid=3), gap_n=24)
+    parts, surf = LF.on_models(runs, **kw)
+    assert list(parts) == list(LF.ON_MODELS) and set(LF.ON_MODELS) <= set(LF.SOURCES)
+    assert surf["shape"][(2, "OH")].shape == (3, 5, 5) and surf["gap"][(2, "BN")].shape == (3, 3, 3)
+    assert surf["rise"][(2, "OH")].shape == (3,) and "d=2" in parts["gap-normal"].statement
+    assert "n=24 test tasks" in parts["gap-normal"].statement and len(parts["oh-bn-differ-small-d"].runs) == 6
+    gap_only, drawn = LF.on_models(runs, **{**kw, "counts": {**counts, "loss_tasks": None, "planes": None}})
+    assert list(gap_only) == ["gap-normal"] and list(drawn) == ["gap"]
+    assert np.array_equal(drawn["gap"][(2, "OH")], surf["gap"][(2, "OH")])
+    with pytest.raises(ValueError, match="runs must be L2 models of one setting"):
+        LF.on_models({**runs, "BN": [model_run("BN", 0, d=3)]}, **kw)
