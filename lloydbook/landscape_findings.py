@@ -221,7 +221,10 @@ def on_models(runs: dict, *, counts: dict, seeds: dict, radius: float, grids: di
     plane ``directions + s``) and ``"planes"`` (one seed per plane of the rises); ``grids``: ``"grid"``,
     ``"rise_grid"``, ``"gap_grid"``. Returns ``(parts, surfaces)``: name -> :class:`Part` for the findings drawn,
     and ``{"shape": S, "rise": rises, "gap": gaps}`` (those drawn), each (d, embedding) -> per-seed arrays."""
-    configs = {r.config.replace(embedding="OH", seed=0) for rs in runs.values() for r in rs}
+    if not runs or not all(runs.values()):
+        raise ValueError(f"runs must map each embedding to its runs, got {[(e, len(rs)) for e, rs in runs.items()]}")
+    first = next(iter(runs.values()))[0].config  # every run's config but its embedding and seed must be this one's
+    configs = {r.config.replace(embedding=first.embedding, seed=first.seed) for rs in runs.values() for r in rs}
     if len(configs) != 1 or {r.config.loss for rs in runs.values() for r in rs} != {"L2"}:
         raise ValueError(f"runs must be L2 models of one setting but the embedding and seed, got {len(configs)}")
     c = next(iter(configs))

@@ -127,5 +127,7 @@ def test_on_models_states_each_finding_on_models_of_one_d():
     gap_only, drawn = LF.on_models(runs, **{**kw, "counts": {**counts, "loss_tasks": None, "planes": None}})
     assert list(gap_only) == ["gap-normal"] and list(drawn) == ["gap"]
     assert np.array_equal(drawn["gap"][(2, "OH")], surf["gap"][(2, "OH")])
+    with pytest.raises(ValueError, match=r"runs must map each embedding to its runs, got \[\('OH', 0\)\]"):
+        LF.on_models({"OH": []}, **kw)
     with pytest.raises(ValueError, match="runs must be L2 models of one setting"):
         LF.on_models({**runs, "BN": [model_run("BN", 0, d=3)]}, **kw)
