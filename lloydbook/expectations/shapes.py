@@ -48,4 +48,25 @@ EXPECT = {
     "k-bn-degrades-n512": PAPER,
     "k-oh-insensitive-n512": PAPER,
     "k-bn-below-na-n512": PAPER,
+    # Figs. 14, 11, 13 and 15 on their paper-scale sweeps once a machine has recorded all of one
+    # (lloydbook.findings.on_paper_sweep): the paper's statements, stated before any run of those sweeps was recorded
+    # (Fig. 14 at tau=0.1 and 0.25; Fig. 11 at d=4 and d=32; Fig. 15 over all four panels)
+    **{
+        f"{name}-paper": PAPER
+        for name in (
+            "d-oh-bn-gap-shrinks",
+            "d-ne-l2-gap-shrinks",
+            "d-oh-bn-gap-shrinks-tau025",
+            "d-ne-l2-gap-shrinks-tau025",
+            "lr-small-monotone-slow",
+            "lr-large-nonmonotone-worse",
+            "lr-small-monotone-slow-d32",
+            "lr-large-nonmonotone-worse-d32",
+            "n-little-difference",
+            "k-bn-degrades",
+            "k-oh-insensitive",
+            "k-bn-below-na",
+            "k-oh-unstable",
+        )
+    },
 }
