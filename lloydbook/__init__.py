@@ -13,9 +13,6 @@ The library never imports this package. It holds what only the chapters need:
 - :mod:`lloydbook.sweeps`: every sweep a chapter trains or reads, listed once (the registry);
 - :mod:`lloydbook.runs`: the run store's commands (``python -m lloydbook.runs check|verify|build|...``);
 - :mod:`lloydbook.nbval_keep`: the pytest plugin that keeps the chapters nbval executed, for the build;
-- :mod:`lloydbook.paper_scale`: paper-scale verdicts on runs recorded on a GPU (Figures 10, 11, 13, 14, 15
-  and 17), a subpackage: ``tau`` (Fig. 10), ``shapes`` (Figs. 11, 13, 14), ``clusters`` (Fig. 15), ``wall``
-  (Fig. 17), ``sweeps`` (the sweeps judged by name) and ``common``;
 - :mod:`lloydbook.tables`: an HTML table whose cells may hold math, shared by several chapters;
 - one module of helpers, figures and tables per chapter: :mod:`lloydbook.lloyd_tasks` (Lloyd's algorithm and
   clustering tasks), :mod:`lloydbook.construction` (Lloyd inside a transformer), :mod:`lloydbook.leanness`

@@ -255,7 +255,7 @@ def setup(chapter: str, seed_value: int | None = None) -> Chapter:
     (:func:`lloyd_seed`); python's, numpy's and torch's global generators are seeded with it too.
 
     Its rows become the active chapter's (:func:`lloydbook.claims.activate`), so what records a claim without
-    the chapter in hand (the GPU sections' verdicts, :mod:`lloydbook.paper_scale`, through
+    the chapter in hand (through
     :func:`lloydbook.claims.record`) records it in ``ch.rows`` too, under the chapter's key.
     """
     source = "LLOYD_SEED" if seed_value is None else "seed_value"

@@ -5,8 +5,8 @@ and returns a :class:`lloydbook.findings.Part` per finding, in the book's eviden
 (:mod:`lloydbook.claims.evidence`), with the runs it reads (which decide whether the claim is at the paper's
 setting, and its setting). The same parts are decided by chapter 04 on this build's runs at d=4 (Fig. 10a) and
 d=32 (Fig. 10b), on the sweep ``fig10a-paper`` recorded at the paper's own setting on the CPU
-(:func:`recorded_groups`, :func:`recorded_parts`), and on a GPU machine's runs
-(:func:`lloydbook.paper_scale.fig10_claims`). Every comparison of two settings is paired by seed: the runs of one
+(:func:`recorded_groups`, :func:`recorded_parts`), and on the paper-scale sweep at
+d=32 once recorded (:func:`lloydbook.findings.on_paper_sweep`). Every comparison of two settings is paired by seed: the runs of one
 seed see the same tasks.
 """
 

@@ -4,7 +4,7 @@
 (the smallest rate is monotone but slow; the rates it calls large at that d are non-monotone and end worse) and, where
 the paper names no rate at ``eta`` = 0.1, one beyond the paper (0.1 is already a large rate there), as
 :class:`lloydbook.findings.Part` s. Chapter 05 decides them on this build's runs (Fig. 11a at d=4, Fig. 11b at
-d=32), and :func:`lloydbook.paper_scale.fig11_claims` on a GPU machine's runs. A run's monotonicity is read off
+d=32), and :func:`lloydbook.findings.on_paper_sweep` on the paper's own sweep once a machine recorded it. A run's monotonicity is read off
 :func:`lloydbook.learning.largest_rise`; the runs of every embedding and regulariser are pooled, and two rates are
 compared paired by (embedding, loss, seed): the same seeds see the same tasks at every rate.
 """

@@ -3,7 +3,7 @@
 :func:`parts` states, for the runs ``G[(n, embedding, loss)]`` (one run a seed, each setting validated at its own
 n), the paper's finding (the training n makes little difference) and one beyond the paper (below three points per
 cluster, training ends worse), as :class:`lloydbook.findings.Part` s. Chapter 05 decides them on this build's runs,
-and :func:`lloydbook.paper_scale.fig13_claims` the paper's on a GPU machine's runs. Each n is compared with the
+and :func:`lloydbook.findings.on_paper_sweep` the paper's on its own sweep once a machine recorded it. Each n is compared with the
 reference ``n0`` per embedding and regulariser, unpaired: runs of different n see different tasks.
 """
 

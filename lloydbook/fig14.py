@@ -2,8 +2,8 @@
 
 :func:`parts` states, for the runs ``G[(d, tau, embedding, loss)]`` (one run a seed) at one tau, that the gap between
 OH and BN and the gap between NE and L2 shrink as d grows, as :class:`lloydbook.findings.Part` s. Chapter 05 decides
-them on this build's runs at each of its temperatures, and :func:`lloydbook.paper_scale.fig14_claims` on a GPU
-machine's runs, each under the row name :func:`named` gives it. Each gap is a per-seed number that pairs OH with BN
+them on this build's runs at each of its temperatures, and :func:`lloydbook.findings.on_paper_sweep` on the
+paper's own sweep once a machine recorded it, each under the row name :func:`named` gives it. Each gap is a per-seed number that pairs OH with BN
 (or NE with L2) by seed, the same tasks (:func:`oh_bn_gap`, :func:`ne_l2_gap`); the gaps at the smallest and the
 largest d are compared unpaired: runs of different d see different tasks.
 """

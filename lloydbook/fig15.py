@@ -9,8 +9,8 @@ Gradient clipping fixes the OH runs."
 :func:`parts` states each finding at the panels given where the paper makes it, as
 :class:`lloydbook.findings.Part` s (:func:`statements` gives their words): chapter 05 decides them on this build's
 runs (one panel) and, with :func:`recorded_parts`, on the sweep ``fig15a-paper`` recorded at the paper's own setting
-on the CPU (Fig. 15b's panel), and :func:`lloydbook.paper_scale.fig15_claims` on a GPU machine's runs (every
-panel). Different k, different tasks:
+on the CPU (Fig. 15b's panel), and :func:`lloydbook.findings.on_paper_sweep` on the paper's own sweep once a machine
+recorded it (every panel). Different k, different tasks:
 unpaired; settings at one k that differ only in the embedding share their seeds' tasks: paired by seed.
 """
 

@@ -12,7 +12,7 @@ validation loss, interpolated linearly between its evaluations, at :data:`POINTS
 the wall-clock analogue of :func:`lloydbook.learning.auc`.
 
 :func:`parts` states both findings on the runs ``G[(d, k, n, embedding)]`` (one run a seed); chapter 04 decides
-them on this build's runs and :func:`lloydbook.paper_scale.fig17_claims` on a GPU machine's. Their premise: a
+them on this build's runs and :func:`lloydbook.findings.on_paper_sweep` on the paper's sweep once recorded. Their premise: a
 comparison of how fast two embeddings converge needs runs that converge, so a case is decided only where, at every
 n, at least one embedding's median final relative loss is below one Lloyd step's (1); else its Part says so
 (``unmet``) and it is an open row.

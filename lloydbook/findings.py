@@ -18,8 +18,9 @@ from the runs it read:
 
 :func:`recorded_groups` and :func:`recorded_parts` decide a figure's findings on a sweep recorded over many sittings
 (at the paper's own setting, on this CPU): on the largest seed set complete at the extremes of the figure's axis,
-each finding still lacking runs an open row naming them (:func:`missing_text`). :func:`setting_pairs` lays the
-verdicts of one finding at two settings side by side. A chapter whose claim cells
+each finding still lacking runs an open row naming them (:func:`missing_text`). :func:`on_paper_sweep` decides them
+on any of the paper-scale sweeps once a machine (a GPU, or this CPU) has recorded all of it. :func:`setting_pairs`
+lays the verdicts of one finding at two settings side by side. A chapter whose claim cells
 only name a finding shows the code that states it with :func:`evidence_code`: the source that ran, in a collapsed
 cell, so the reader can open the evidence behind every row and it cannot drift from what was decided.
 """
@@ -32,11 +33,13 @@ from dataclasses import dataclass
 import numpy as np
 from IPython.display import Markdown
 
+from lloydlib import training
+
 from .claims.evidence import Evidence, verdict_of
 from .claims.render import html_text
-from .learning import at, setting_of
-from .sweeps import at_paper
-from .tables import Table
+from .learning import at, paper_decides, setting_of
+from .sweeps import at_paper, paper_sweeps, recorded_configs, sweep_configs
+from .tables import Table, fmt_list
 
 __all__ = [
     "Part",
@@ -53,6 +56,7 @@ __all__ = [
     "not_evaluated",
     "not_recorded",
     "recorded_parts",
+    "on_paper_sweep",
     "evidence_code",
     "setting_pairs",
 ]
@@ -137,7 +141,7 @@ def undecided(part: Part) -> tuple[str, str] | None:
     """Why ``part`` decides nothing on its runs: ``("not decided", why its premise fails)`` (:attr:`Part.unmet`),
     ``("undetermined", each piece's outcome and numbers)`` where a piece of its evidence is undetermined (an interval
     across its boundary), else None. An undecided part is an open row, never a failed check: the one rule of
-    :func:`decide` and of the GPU rows (:class:`lloydbook.paper_scale.common.Recorder`)."""
+    :func:`decide`."""
     if part.unmet:
         return "not decided", part.unmet
     if verdict_of(part.evidence) == "undetermined":
@@ -198,15 +202,17 @@ def missing_text(configs, axis: str) -> str:
     return "; ".join(f"{axis}={v:g} {e}:{l} {seeds_text(seeds)}" for (v, e, l), seeds in groups.items())
 
 
-def not_evaluated(sources: dict, runs, why: str, piece: str = "the models it reads") -> dict[str, Part]:
+def not_evaluated(
+    sources: dict, runs, why: str, piece: str = "the models it reads", paper: str = "as on this build's models"
+) -> dict[str, Part]:
     """The findings ``sources`` (name -> where the paper states it) left undecided on ``runs`` (the runs or configs
     they would read) for the reason ``why``: name -> a :class:`Part` whose one piece of evidence (``piece``) is
-    undetermined and says why (an open row, never a verdict)."""
+    undetermined and says why (an open row, never a verdict); ``paper`` stands for the paper's value."""
     runs = list(runs)
     if not runs or not str(why).strip():
         raise ValueError(f"runs and why must say what is not evaluated and why, got {len(runs)} runs and {why!r}")
     return {
-        name: Part(f"{source}: {name}", "as on this build's models", runs, [Evidence(piece, "undetermined", why)])
+        name: Part(f"{source}: {name}", paper, runs, [Evidence(piece, "undetermined", why)])
         for name, source in sources.items()
     }
 
@@ -242,6 +248,46 @@ def recorded_parts(
         text = f"{len(runs) - len(lacking)} of {len(runs)} recorded; missing: {missing_text(lacking, axis)}"
         out[name] = Part(statement, paper, runs, [Evidence("the runs it reads", "undetermined", text)])
     return out
+
+
+def on_paper_sweep(ch, sweep: str, fields, parts_of, sources: dict, suffix: str = "-paper") -> str:
+    """Decide a figure's findings on the paper-scale sweep ``sweep`` (one of :data:`lloydbook.sweeps.PAPER_SWEEPS`) as
+    the machines under ``results/recorded/`` recorded it (a GPU by ``scripts/record_gpu_learning.sh``, or this CPU by
+    ``python -m lloydbook.record``), as the chapter ``ch``'s rows ``<name><suffix>``.
+
+    ``sources`` maps each row name to where the paper states its finding; a finding beyond the paper is left out (the
+    paper states nothing to expect at its setting). Once every run of the sweep is recorded, ``parts_of(G)``, on
+    ``G = lloydlib.training.group(runs, *fields)`` (one run per seed, in seed order), gives row name -> :class:`Part`
+    (the figure's own ``parts``, named as ``sources`` names them: every row of the paper's), each decided by
+    :func:`decide`: it expects the paper's statement (the runs are the paper's setting), or is an open row where it
+    decides nothing. Until then each row is open and says how many runs are recorded: a setting with missing seeds
+    cannot be compared fairly. Returns what came of it, in words."""
+    found = {name: specs for name, specs, _ in paper_sweeps()}
+    if sweep not in found:
+        raise ValueError(f"sweep must be one of the paper-scale sweeps {list(found)}, got {sweep!r}")
+    if not callable(parts_of) or not isinstance(sources, dict) or not sources:
+        raise TypeError(
+            f"parts_of must be a function of the grouped runs and sources a dict of row names, got "
+            f"{type(parts_of).__name__} and {sources!r}"
+        )
+    paper = {n: src for n, src in sources.items() if not str(src).startswith("beyond the paper")}
+    configs = sweep_configs(found[sweep])
+    runs, missing = recorded_configs(configs)
+    if runs and not missing:
+        parts = parts_of(training.group(runs, *fields))
+        if not set(paper) <= set(parts) <= set(sources):
+            raise ValueError(f"parts_of must give the rows {sorted(paper)} of sources (no other), got {sorted(parts)}")
+        machines = fmt_list(sorted({str(r.info.get("hardware", "hardware not recorded")) for r in runs}))
+        said = f"complete ({len(runs)} runs, {machines})"
+    else:
+        said = f"{len(runs)} of {len(configs)} runs recorded"
+        why, piece, value = f"{said} under results/recorded/", "the sweep's runs", f"as in the row without {suffix}"
+        parts = not_evaluated(paper, configs, why, piece, paper=value)
+    where = dict(lead=f"At the paper's setting (the sweep {sweep}): ", decides=paper_decides(sweep, fields))
+    for name in paper:  # the runs are the paper's setting: its n and steps, so no opening "At ... (the paper: ...)"
+        own = {f: sorted({getattr(getattr(r, "config", r), f) for r in parts[name].runs}) for f in ("n", "steps")}
+        decide(ch, name + suffix, parts[name], source=paper[name], paper_setting=own, **where)
+    return f"{said}: rows {', '.join(ch.claim_id(n + suffix) for n in paper)}"
 
 
 def setting_pairs(rows, names, suffix: str = "-n512") -> tuple[Table, str]:

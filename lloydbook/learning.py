@@ -15,6 +15,7 @@ which the chapters and modules import from there (``lower``, ``below``, ``within
 
 from __future__ import annotations
 
+import html
 import math
 import os
 import shlex
@@ -34,7 +35,6 @@ from .sweeps import SWEEPS, paper_sweeps, select, specs, sweep_commands, sweep_c
 from .tables import Table, fmt_list, setting_text
 
 __all__ = [
-    "find_runs",
     "command_line_runs",
     "q3",
     "final",
@@ -52,21 +52,15 @@ __all__ = [
     "outcomes",
     "evidence_table",
     "q3_table",
-    "comparison_table",
     "setting_of",
     "at",
     "paper_decides",
+    "gpu_commands",
     "gpu_status",
 ]
 
 
 # ----------------------------------------------------------------------------------------- training
-def find_runs(configs, root) -> list:
-    """The runs of ``configs`` that the cache root ``root`` holds (e.g. a ``results/recorded/<machine>`` folder),
-    in the order of ``configs``; configs it does not hold are skipped."""
-    return [r for r in (training.lookup(c, [root]) for c in configs) if r is not None]
-
-
 def _shown(path: Path) -> str:
     """``path`` as the shorter of its absolute and its relative form (from the working folder)."""
     try:
@@ -245,21 +239,6 @@ def q3_table(header, rows) -> Table:
     return Table(header, [[_cell(label), *(_cell(v) for v in cells)] for label, cells in rows])
 
 
-def comparison_table(found, by, cells, ours, header) -> Table:
-    """GPU runs beside this build's, one row per setting of ``found`` (``training.group(found, *by)``).
-
-    A row is ``cells(config)`` (the setting's description, a list), then ``'q3 (s seeds)'`` of the GPU
-    runs' final relative loss, then :func:`q3` of ``ours(config)`` (this build's runs of the matching
-    setting, or None for '-'). ``header`` names every column.
-    """
-    rows = []
-    for runs in training.group(found, *by).values():
-        c = runs[0].config
-        mine = ours(c)
-        rows.append([*cells(c), f"{q3(final(runs))} ({len(runs)} seeds)", q3(final(mine)) if mine else "-"])
-    return Table(header, rows)
-
-
 # ----------------------------------------------------------------------------------------- where a claim holds
 def _flat(runs) -> list:
     if isinstance(runs, dict):
@@ -348,6 +327,19 @@ def paper_decides(name: str, fields=("n", "d", "k"), **where) -> str:
     how = ", one run at a time" if unstacked else ""
     commands = "; ".join(f"`{c}`" for c in sweep_commands(kept, unstacked, results.RECORDED_STORE))
     return f"the paper's setting ({setting_of(configs, fields)}) on a GPU{how}: {commands}"
+
+
+def gpu_commands(names) -> Table:
+    """The shell commands that train the paper-scale sweeps ``names`` (:func:`lloydbook.sweeps.paper_sweeps`) into a
+    machine's folder :data:`lloydbook.results.RECORDED_STORE` (``results/recorded/<machine>``, to be committed), one
+    row per command (:func:`lloydbook.sweeps.sweep_commands`), as HTML code."""
+    found = {name: (entries, unstacked) for name, entries, unstacked in paper_sweeps()}
+    unknown = [n for n in names if n not in found]
+    if isinstance(names, str) or unknown:
+        raise ValueError(f"names must be a list of paper-scale sweeps {list(found)}, got {names!r}")
+    store = results.RECORDED_STORE
+    rows = [(n, f"<code>{html.escape(c)}</code>") for n in names for c in sweep_commands(*found[n], store)]
+    return Table(("sweep", f"command (then commit <code>{html.escape(store)}/</code>)"), rows)
 
 
 def gpu_status() -> str:

@@ -60,7 +60,7 @@ _LEARNING = {"base": {"d": 4, "k": 6, "n": 32, "steps": 6000, "tau": 0.1, "loss"
              "lr_seeds": list(range(20)), "sub_losses": ["L2"],
              "ns": [16, 32, 64], "n_embeddings": ["OH", "BN"], "n_seeds": list(range(20)),
              "ks": [6, 10, 16], "k_cases": [[4, 0.1]], "k_seeds": list(range(20)), "k_min_ppc": 3,
-             "wall_cases": [[16, 16], [32, 25]], "wall_n": 32, "wall_tau": 1.0, "wall_clip": 1.0,
+             "wall_cases": [[16, 16], [32, 25]], "wall_n": 32, "wall_tau": 1.0, "wall_clip": 1.0, "wall_seeds": list(range(10)),
              "wall_steps": 500, "wall_time": {"n": 512, "reps": 40, "warmup": 10}, "cli_steps": 200,
              "gap_tasks": 128, "gap_n": 256,
              "gap_taus": [1e-3, 3e-3, 1e-2, 3e-2, 0.1, 0.25, 1.0, 3.0, 10.0], "fig10a_paper": _FIG10A_PAPER,
@@ -158,12 +158,12 @@ SCALES: dict[str, dict[str, dict]] = {
     # demonstration trains; gap_*: tasks and temperatures for the smoothing-gap pictures (no training).
     # fig10a_paper and fig15a_paper: the sweeps "fig10a-paper" and "fig15a-paper", Figs. 10a and 15b at the paper's
     # own setting, the same at every scale (see _FIG10A_PAPER and _FIG15A_PAPER above); dropout_eval: stored models scored with dropout on (see _DROPOUT_EVAL above),
-    # dropout_eval_n512 the same for the models of fig10a_paper (on fewer tasks at ci: _DROPOUT_EVAL_N512_CI).
+    # dropout_eval_n512 the same for the models of fig10a_paper (on fewer tasks at ci: _DROPOUT_EVAL_N512_CI). wall_seeds: Fig. 17's timed single runs, 3 at ci (10 took 4 of chapter 04's 5 minutes; its rows stay open there: no run leaves the plateau).
     # ci is default but for that: no smaller setting decides the learning claims (10 seeds leave the plateau of Fig. 10
     # only after about 2,000 steps at n=32, and at n=16 or 800 steps no setting beats one Lloyd step), so
     # these two chapters take about 15 minutes each at ci, not one (see the chapters' settings tables).
     "learning": {
-        "ci": {**_LEARNING, "dropout_eval_n512": _DROPOUT_EVAL_N512_CI},
+        "ci": {**_LEARNING, "dropout_eval_n512": _DROPOUT_EVAL_N512_CI, "wall_seeds": [0, 1, 2]},
         "default": _LEARNING,
         "paper": {"base": _PAPER_BASE,
                   "shape_steps": 10000,
@@ -177,7 +177,7 @@ SCALES: dict[str, dict[str, dict]] = {
                   "n_seeds": [0, 1, 2, 3, 4, 5, 6, 7, 8, 9],
                   "ks": [6, 10, 16, 25], "k_cases": [[4, 1.0], [4, 0.1], [32, 1.0], [32, 0.1]],
                   "k_seeds": [0, 1, 2, 3, 4, 5, 6, 7, 8, 9], "k_min_ppc": 3,
-                  "wall_cases": [[16, 16], [32, 25]], "wall_n": 512, "wall_tau": 1.0, "wall_clip": 1.0,
+                  "wall_cases": [[16, 16], [32, 25]], "wall_n": 512, "wall_tau": 1.0, "wall_clip": 1.0, "wall_seeds": list(range(10)),
                   "wall_steps": 10000, "wall_time": {"n": 512, "reps": 40, "warmup": 10}, "cli_steps": 200,
                   "gap_tasks": 320, "gap_n": 512,
                   "gap_taus": [1e-3, 3e-3, 1e-2, 3e-2, 0.1, 0.25, 1.0, 3.0, 10.0], "fig10a_paper": _FIG10A_PAPER,

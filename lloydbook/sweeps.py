@@ -40,6 +40,7 @@ __all__ = [
     "runs",
     "tiers",
     "recorded",
+    "recorded_configs",
     "PAPER_SWEEPS",
     "paper_sweeps",
     "select",
@@ -82,7 +83,9 @@ def _shape(p) -> training.TrainConfig:
 
 def _wall(p, ns) -> list:
     wall = _base(p).replace(tau=p["wall_tau"], loss="L2", clip=p["wall_clip"], steps=p["wall_steps"])
-    return [(wall.replace(d=d, k=k), dict(n=ns, embedding=["OH", "BN"], seed=p["seeds"])) for d, k in p["wall_cases"]]
+    return [
+        (wall.replace(d=d, k=k), dict(n=ns, embedding=["OH", "BN"], seed=p["wall_seeds"])) for d, k in p["wall_cases"]
+    ]
 
 
 def _recorded_paper(key: str):
@@ -275,6 +278,11 @@ def recorded(name: str, *, scale: str | None = None, **where) -> tuple[list, lis
     cfgs = configs(name, scale, **where)
     if not cfgs:
         raise ValueError(f"where={where} selects no run of the sweep {name!r}")
+    return recorded_configs(cfgs)
+
+
+def recorded_configs(cfgs) -> tuple[list, list]:
+    """``(runs, missing)`` of the configs ``cfgs`` as :func:`recorded` reads them from ``results/recorded/``."""
     dirs = results.recorded_run_dirs()
     found = [(c, training.lookup(c, dirs) if dirs else None) for c in cfgs]
     return [r for _, r in found if r is not None], [c for c, r in found if r is None]

@@ -1,4 +1,4 @@
-"""Made-up runs for the tests of lloydbook.paper_scale (importable because tests/conftest.py puts this
+"""Made-up runs for the tests of the figures' findings (importable because tests/conftest.py puts this
 folder on sys.path): Run-like objects with a history at :data:`STEPS`, and helpers to read their verdicts."""
 
 from types import SimpleNamespace

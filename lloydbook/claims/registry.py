@@ -6,7 +6,7 @@ are drawn from them (:mod:`lloydbook.claims.render`, :mod:`lloydbook.claims.sphi
 rows, a :class:`Rows` (``ch.rows`` of :class:`lloydbook.book.Chapter`). The module's functions (:func:`record`,
 :func:`open_row`, :func:`rows`, ...) act on the *active* chapter's rows, those :func:`activate` was last given
 (``book.setup`` activates its chapter's; :func:`start` activates fresh ones): they serve code that records a
-claim without the chapter in hand, such as the GPU sections' verdicts (:mod:`lloydbook.paper_scale`).
+claim without the chapter in hand.
 """
 
 from __future__ import annotations

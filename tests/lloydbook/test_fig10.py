@@ -2,9 +2,10 @@
 
 import numpy as np
 import pytest
+from _made_up_runs import STEPS, run
 
 from lloydbook import fig10, findings
-from lloydbook.claims.evidence import OUTCOMES, Evidence
+from lloydbook.claims.evidence import OUTCOMES, Evidence, verdict_of
 from lloydlib import training
 
 
@@ -116,3 +117,45 @@ def test_the_collapse_holds_where_ne_spreads_less_than_a_quarter_and_than_l2():
         ValueError, match=r"spread must hold every embedding's NE and L2 spreads; missing \[\('NA', 'NE'\)"
     ):
         fig10.collapse(spread, [], ("OH", "NA"))
+
+
+# ----------------------------------------------------------------------------------------- made-up runs
+TAUS, EMBS, LOSSES = (0.1, 1.0), ("OH", "BN", "NA"), ("NE", "L2")
+
+
+def curve(tau, emb, loss):
+    """A validation curve at STEPS that shows each finding of Figure 10."""
+    if loss == "NE" and tau == 1.0:  # validation worsens during training, above one Lloyd step
+        return np.r_[1.5, np.linspace(1.0, 1.5, 10)]
+    if emb == "NA":
+        return np.full(11, 1.1)
+    if tau == 1.0:  # settles at once, and higher
+        return np.r_[1.5, np.full(10, 1.0)]
+    return 0.9 + 0.6 * np.exp(-STEPS / (20 if emb == "OH" else 40))  # OH falls sooner
+
+
+def made_up(curve=curve):
+    """Made-up runs of every (tau, embedding, loss) at d=4 (NE's training loss above L2's)."""
+
+    def one(t, e, l, s):
+        val = curve(t, e, l)
+        return run(val, s, train=10 * val + (1.0 if l == "NE" else 0.0))
+
+    return {(4, t, e, l): [one(t, e, l, s) for s in range(10)] for t in TAUS for e in EMBS for l in LOSSES}
+
+
+def test_runs_that_look_like_the_papers_figure_reproduce_every_finding():
+    parts = fig10.parts(made_up(), 4, TAUS, EMBS, LOSSES)
+    assert {name: verdict_of(p.evidence) for name, p in parts.items()} == dict.fromkeys(parts, "reproduced")
+    assert not any(findings.undecided(p) for p in parts.values())
+
+
+def test_runs_that_contradict_the_paper_fail():
+    def bn_above_lloyd(tau, emb, loss):
+        return np.full(11, 1.2) if emb == "BN" and tau == 0.1 else curve(tau, emb, loss)
+
+    beats = fig10.parts(made_up(bn_above_lloyd), 4, TAUS, EMBS, LOSSES)["tau01-beats-lloyd"]
+    assert [e.outcome for e in beats.evidence] == ["fails", "holds"]  # OH and BN below 1; NA above 1
+    assert verdict_of(beats.evidence) == "partly"
+    with pytest.raises(ValueError, match="L2"):
+        fig10.parts(made_up(), 4, TAUS, EMBS, ["NE"])

@@ -6,6 +6,7 @@ import pytest
 from _made_up_runs import falls, run
 
 from lloydbook import book, fig11, findings
+from lloydbook.claims.evidence import verdict_of
 from lloydlib.training import TrainConfig
 
 LRS, EMBS, LOSSES = (0.001, 0.01, 0.1, 1.0), ("OH", "BN"), ("L2",)
@@ -49,6 +50,20 @@ def test_at_d32_every_rate_from_0_1_is_large_and_a_good_one_fails():
     assert large.evidence[0].outcome == "fails"  # eta=0.1 falls like 0.01: monotone
     assert large.evidence[0].text.startswith("2 cells: 1 holds, 1 fails")
     assert large.evidence[1].outcome == "undetermined"  # and ends where 0.01 does: not worse
+    assert findings.undecided(large)[0] == "undetermined"  # an open row, not a failed check
+
+
+def test_at_d32_where_both_large_rates_zigzag_the_papers_findings_hold():
+    parts = fig11.parts(grid(zigzag=(0.1, 1.0), d=32), 32, LRS, EMBS, LOSSES)
+    assert [verdict_of(p.evidence) for p in parts.values()] == ["reproduced"] * 2
+    assert parts["lr-large-nonmonotone-worse"].evidence[0].text.startswith("2 cells: 2 holds")
+
+
+def test_large_rates_given_at_d():
+    large = fig11.parts(grid(zigzag=(0.1, 1.0), d=32), 32, LRS, EMBS, LOSSES, large=1.0)["lr-large-nonmonotone-worse"]
+    assert "(eta=1 at d=32)" in large.statement and large.evidence[0].text.startswith("1 cells: 1 holds")
+    with pytest.raises(ValueError, match="lrs must hold a rate below 0.01"):  # a "large" rate that is the default
+        fig11.parts(grid(), 4, LRS, EMBS, LOSSES, large=0.01)
 
 
 def test_bad_rates_name_the_argument():

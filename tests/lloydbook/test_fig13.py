@@ -6,8 +6,10 @@ import pytest
 from _made_up_runs import falls, run
 
 from lloydbook import fig13
+from lloydbook.claims.evidence import verdict_of
 
 EMBS, LOSSES = ("OH", "BN"), ("L2",)
+NS = (128, 256, 512, 1024)  # the paper's
 
 
 def grid(ns, worse=()):
@@ -32,12 +34,25 @@ def test_little_difference_and_too_few_points_at_this_builds_scale():
 
 
 def test_at_the_papers_n_every_n_is_compared_and_too_few_points_is_undetermined():
-    parts = fig13.parts(grid((128, 256, 512, 1024), worse=(128,)), (128, 256, 512, 1024), 512, EMBS, LOSSES, k=6)
+    parts = fig13.parts(grid(NS, worse=(128,)), NS, 512, EMBS, LOSSES, k=6)
     little, few = parts["n-little-difference"], parts["n-too-few-points"]
     assert "at n=128, 256, 1024" in little.statement
     assert [e.outcome for e in little.evidence] == ["fails", "fails"]  # n=128 ends 0.2 higher
     assert [e.outcome for e in few.evidence] == ["undetermined"] and "n < 18" in few.statement
     assert "no n of 128, 256, 512, 1024 has fewer than 3" in few.evidence[0].text and len(few.runs) == 20
+
+
+def test_at_the_papers_n_little_difference_reads_every_n_against_n0():
+    little = fig13.parts(grid(NS), NS, 512, EMBS, LOSSES, k=6)["n-little-difference"]
+    assert verdict_of(little.evidence) == "reproduced"
+    assert all(e.text.startswith("3 cells: 3 holds") for e in little.evidence)  # n=128, 256, 1024 against 512
+
+
+def test_only_the_n_with_enough_points_per_cluster_are_compared():
+    parts = fig13.parts(grid(NS, worse=(128,)), NS, 512, EMBS, LOSSES, k=64)  # 128 / 64 < 3 points per cluster
+    little, few = parts["n-little-difference"], parts["n-too-few-points"]
+    assert "at n=256, 1024" in little.statement and verdict_of(little.evidence) == "reproduced"
+    assert "n=128 points per task" in few.statement and verdict_of(few.evidence) == "reproduced"
 
 
 def test_bad_reference_or_nothing_to_compare_names_the_argument():

@@ -7,7 +7,7 @@ import pytest
 from _made_up_runs import STEPS, falls, run
 
 from lloydbook import fig14
-from lloydbook.claims.evidence import Evidence
+from lloydbook.claims.evidence import Evidence, verdict_of
 
 
 def exact(val, seed, *, train=None, status="done"):
@@ -87,6 +87,14 @@ def test_both_gaps_shrink_with_d_read_at_the_smallest_and_largest_d():
     assert [e.outcome for e in oh_bn.evidence + ne_l2.evidence] == ["holds", "holds"]
     assert oh_bn.evidence[0].part == "smaller at d=32 than at d=4" and "unpaired" in oh_bn.evidence[0].text
     assert "tau=0.1" in oh_bn.statement and "|BN - OH|" in oh_bn.statement and "(NE - L2) / L2" in ne_l2.statement
+
+
+@pytest.mark.parametrize("tau", [0.25, 0.1])
+def test_both_gaps_shrink_at_every_tau(tau):
+    parts = fig14.parts(grid(), (4, 32), tau)
+    assert [verdict_of(p.evidence) for p in parts.values()] == ["reproduced"] * 2
+    assert all(f"tau={tau:g})" in p.statement for p in parts.values())
+    assert "Thm. 3.1" in fig14.SOURCES["d-oh-bn-gap-shrinks"]
 
 
 def test_a_gap_that_grows_with_d_fails_and_one_d_is_refused():

@@ -8,6 +8,8 @@ import pytest
 from _made_up_runs import falls, run
 
 from lloydbook import fig15
+from lloydbook.claims.evidence import verdict_of
+from lloydbook.findings import undecided
 
 EMBS, LOSSES = ("OH", "BN", "NA"), ("NE", "L2")
 
@@ -144,3 +146,76 @@ def test_recorded_parts_decide_the_extremes_first_and_name_what_is_missing():
     assert all(p.evidence[0].outcome == "undetermined" and p.runs for p in nothing.values())
     below = nothing["k-bn-below-na"]  # an open row names only the runs its finding reads
     assert {(c.k, c.embedding) for c in below.runs} == {(25, "NA"), (25, "BN")} and len(below.runs) == 10
+
+
+# ----------------------------------------------------------------------------------------- at the paper's panels
+CASES, KS = [(4, 1.0), (4, 0.1), (32, 1.0), (32, 0.1)], (6, 10, 16, 25)
+
+
+def paper_grid(oh_unstable=(0, 1, 2)):
+    """:func:`grid` at every panel of the paper, OH's seeds ``oh_unstable`` unstable only at d=32, k=25, tau=0.1,
+    L2 (diverged, or for seed 1 a finite blow-up)."""
+
+    def oh(s):
+        if s == 1 and s in oh_unstable:
+            return run(np.r_[falls(20)[:5], 3.0, falls(20)[6:]], s)  # jumps by about 2, then recovers
+        return run(falls(20), s, status="diverged" if s in oh_unstable else "done")
+
+    return {**grid(CASES, KS), (32, 0.1, 25, "OH", "L2"): [oh(s) for s in range(10)]}
+
+
+def paper_parts(G, cases=CASES, ks=KS, embeddings=EMBS):
+    return fig15.parts(G, cases, ks, embeddings, LOSSES, n=512)
+
+
+def test_three_oh_runs_unstable_at_d32_k25_reproduce_every_finding():
+    parts = paper_parts(paper_grid())
+    assert [verdict_of(p.evidence) for p in parts.values()] == ["reproduced"] * 4
+    degrades, insensitive, _, unstable = parts.values()
+    assert [e.part for e in degrades.evidence] == [f"BN lower at k=6 than at k=25, d=4, tau={t}" for t in (1, 0.1)]
+    assert "OH unstable in 3 of 40 runs" in unstable.evidence[0].text  # the finite blow-up counts
+    assert "BN unstable in 0 of 40" in unstable.evidence[1].text
+    assert "(d, tau) in {(4, 1), (4, 0.1), (32, 1), (32, 0.1)}" in insensitive.statement
+    assert "20.48 points" in insensitive.statement
+
+
+@pytest.mark.parametrize("oh_unstable, verdict", [((), "not reproduced"), (range(6), "partly")], ids=["none", "most"])
+def test_instability_that_no_rerun_would_call_the_papers_fails(oh_unstable, verdict):
+    """No unstable OH run (nor fewer BN ones), or most of a setting's (6 of 10): not the paper's 3 of 10."""
+    unstable = paper_parts(paper_grid(oh_unstable))["k-oh-unstable"]
+    assert unstable.evidence[0].outcome == "fails" and verdict_of(unstable.evidence) == verdict
+
+
+def test_bn_flat_in_k_is_undecided_and_not_below_na():
+    G = paper_grid()
+    for key in G:
+        if key[3] == "BN":
+            G[key] = [run(falls(20), s) for s in range(10)]
+    parts = paper_parts(G)
+    assert undecided(parts["k-bn-degrades"])[0] == "undetermined"  # the same medians at every k: an open row
+    assert verdict_of(parts["k-bn-below-na"].evidence) == "not reproduced"  # BN stays below NA
+
+
+def test_a_panel_without_d4_or_k25_reads_only_ohs_insensitivity():
+    assert list(paper_parts(paper_grid(), cases=[(32, 1.0)], ks=(6, 10))) == ["k-oh-insensitive"]
+    assert list(paper_parts(paper_grid(), cases=[[4, 1.0]], embeddings=("OH", "BN"))) == [
+        "k-bn-degrades",
+        "k-oh-insensitive",
+    ]
+    with pytest.raises(ValueError, match="need two k"):
+        paper_parts(paper_grid(), ks=(6,))
+
+
+def test_oh_with_no_stable_run_at_a_middle_k_is_not_insensitive():
+    G = paper_grid(oh_unstable=())
+    G[(4, 1.0, 10, "OH", "L2")] = [run(falls(20), s, status="diverged") for s in range(10)]
+    insensitive = paper_parts(G, cases=[(4, 1.0)])["k-oh-insensitive"]
+    assert verdict_of(insensitive.evidence) == "not reproduced"
+    assert insensitive.evidence[0].cells[0].part == "k=10 (10 and 0 stable runs)"
+
+
+@pytest.mark.parametrize("by, verdict", [(2 * fig15.K_TOL, "not reproduced"), (0.4 * fig15.K_TOL, "reproduced")])
+def test_oh_at_a_large_k_is_insensitive_only_within_the_tolerance(by, verdict):
+    G = paper_grid()
+    G[(4, 1.0, 25, "OH", "L2")] = [run(falls(20, 0.9 + by), s) for s in range(10)]  # OH's median higher at k=25
+    assert verdict_of(paper_parts(G, cases=[(4, 1.0)])["k-oh-insensitive"].evidence) == verdict

@@ -1,10 +1,15 @@
 """lloydbook.findings: a finding's part decided as a chapter's row, and verdicts at two settings side by side."""
 
-import pytest
+from types import SimpleNamespace
 
-from lloydbook import book, claims, sweeps
+import numpy as np
+import pytest
+from _made_up_runs import run
+
+from lloydbook import book, claims, fig13, findings, sweeps
 from lloydbook.claims.evidence import Evidence
 from lloydbook.findings import Part, decide, setting_pairs
+from lloydlib import training
 from lloydlib.training import TrainConfig
 
 CFGS = [TrainConfig(d=4, k=6, n=32, steps=6000, tau=0.1, embedding=e, seed=s) for e in ("OH", "BN") for s in (0, 1)]
@@ -133,3 +138,110 @@ def test_runs_at_another_figures_paper_setting_are_not_at_this_findings():
     ch = book.Chapter("many-steps")  # at its own paper values the same runs expect the paper's statement
     with pytest.raises(AssertionError, match="verdict stated: 'reproduced'"):
         decide(ch, "scale-doubled-n512", found, source="Leaner paper, Fig. 7", paper_setting=dict(d=4), decides="-")
+
+
+# ----------------------------------------------------------------------------------------- a paper-scale sweep
+def recorded(monkeypatch, share=1.0, val=0.95):
+    """Made-up runs of the configs a paper-scale sweep asks for, flat at ``val``, the first ``share`` of them
+    recorded (by a machine named NVIDIA H200)."""
+
+    def found(cfgs):
+        runs = [run(np.full(11, val), c.seed, config=c) for c in cfgs[: round(share * len(cfgs))]]
+        for r in runs:
+            r.info["hardware"] = "NVIDIA H200"
+        return runs, cfgs[len(runs) :]
+
+    monkeypatch.setattr(findings, "recorded_configs", found)
+
+
+def fig13_paper(G):
+    p = book.params("learning", "paper")
+    return fig13.parts(G, p["ns"], p["base"]["n"], p["n_embeddings"], p["sub_losses"], k=p["base"]["k"])
+
+
+FIG13 = ("fig13", ("n", "embedding", "loss"), fig13_paper, fig13.SOURCES)
+
+
+def test_a_paper_sweep_not_all_recorded_leaves_the_papers_findings_open(monkeypatch):
+    for share, said in ((0.0, "0 of 240"), (0.5, "120 of 240")):
+        ch = book.Chapter("shapes")
+        recorded(monkeypatch, share=share)
+        assert findings.on_paper_sweep(ch, *FIG13) == f"{said} runs recorded: rows shapes-n-little-difference-paper"
+        [row] = ch.rows.rows()  # n-too-few-points, beyond the paper, is left out
+        assert row.kind == "open" and row.id == "shapes-n-little-difference-paper"
+        assert row.statement == "At the paper's setting (the sweep fig13): Leaner paper, Fig. 13: n-little-difference"
+        assert f"{said} runs recorded under results/recorded/" in row.ours and "10 seeds" in row.ours
+        assert (
+            row.decides.startswith("the paper's setting (n in {128, 256, 512, 1024}")
+            and "lloydlib train" in row.decides
+        )
+
+
+def test_a_complete_paper_sweep_decides_the_papers_findings_at_its_setting(monkeypatch):
+    ch = book.Chapter("shapes")
+    recorded(monkeypatch)
+    said = findings.on_paper_sweep(ch, *FIG13)
+    assert said == "complete (240 runs, NVIDIA H200): rows shapes-n-little-difference-paper"
+    [row] = ch.rows.rows()
+    assert row.id == "shapes-n-little-difference-paper" and row.kind == "claim" and row.verdict == "reproduced"
+    runs, _ = findings.recorded_configs(
+        sweeps.sweep_configs(dict((n, s) for n, s, _ in sweeps.paper_sweeps())["fig13"])
+    )
+    stated = fig13_paper(training.group(runs, *FIG13[1]))["n-little-difference"].statement
+    assert row.statement == f"At the paper's setting (the sweep fig13): {stated}"  # no "At ... (the paper: ...)"
+    assert row.setting.startswith("n in {128, 256, 512, 1024}") and "10 seeds" in row.setting
+
+
+def test_a_paper_sweep_whose_runs_contradict_the_paper_fails_its_check(monkeypatch):
+    recorded(monkeypatch)
+
+    def worse_at_128(G):  # n=128 ends far above n0's
+        for key, runs in G.items():
+            for r in runs if key[0] == 128 else ():
+                r.history["val_rel_loss"] = r.history["val_rel_loss"] + 0.5
+        return fig13_paper(G)
+
+    with pytest.raises(AssertionError):
+        findings.on_paper_sweep(book.Chapter("shapes"), "fig13", FIG13[1], worse_at_128, fig13.SOURCES)
+
+
+def test_on_paper_sweep_names_its_bad_arguments(monkeypatch):
+    ch, fields = book.Chapter("shapes"), FIG13[1]
+    with pytest.raises(ValueError, match=r"sweep must be one of the paper-scale sweeps \['fig10', .*got 'fig99'"):
+        findings.on_paper_sweep(ch, "fig99", fields, fig13_paper, fig13.SOURCES)
+    with pytest.raises(TypeError, match="parts_of must be a function of the grouped runs .* got dict and"):
+        findings.on_paper_sweep(ch, "fig13", fields, {}, fig13.SOURCES)
+    with pytest.raises(TypeError, match="sources a dict of row names, got function and {}"):
+        findings.on_paper_sweep(ch, "fig13", fields, fig13_paper, {})
+    recorded(monkeypatch)
+    with pytest.raises(ValueError, match=r"parts_of must give the rows \['n-little-difference'\] of sources"):
+        findings.on_paper_sweep(ch, "fig13", fields, lambda G: {}, fig13.SOURCES)
+    renamed = {f"{n}-d8": src for n, src in fig13.SOURCES.items()}
+    with pytest.raises(ValueError, match="no expectation is stated for claim 'shapes-n-little-difference-d8-paper'"):
+        findings.on_paper_sweep(
+            ch, "fig13", fields, lambda G: {f"{n}-d8": v for n, v in fig13_paper(G).items()}, renamed
+        )
+
+
+# ----------------------------------------------------------------------------------------- pairing and NaN
+def seeded(*seeds):
+    return [SimpleNamespace(config=SimpleNamespace(seed=s)) for s in seeds]
+
+
+def test_by_seed_pairs_only_the_same_seeds_in_order():
+    a, b = seeded(0, 1, 2), seeded(0, 1, 2)
+    assert findings.by_seed(a, b) == (a, b)
+    with pytest.raises(ValueError, match=r"same seeds on both sides, got \[0, 1, 2\] and \[0, 2, 1\]"):
+        findings.by_seed(a, seeded(0, 2, 1))
+    with pytest.raises(ValueError, match="same seeds"):
+        findings.by_seed(a, seeded(0, 1))
+    plain = [SimpleNamespace(), SimpleNamespace()]  # no config: taken in the order given
+    assert findings.by_seed(plain, plain[::-1]) == (plain, plain[::-1])
+    assert findings.by_seed(seeded(0, 1), plain)  # seeds 0, 1 against positions 0, 1
+
+
+def test_nan_as_inf():
+    out = findings.nan_as_inf([1.0, np.nan, np.inf, -2.0])
+    np.testing.assert_array_equal(out, [1.0, np.inf, np.inf, -2.0])
+    assert out.dtype == float
+    np.testing.assert_array_equal(findings.nan_as_inf(np.full(2, np.nan)), [np.inf, np.inf])  # e.g. inf - inf

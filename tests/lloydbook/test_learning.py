@@ -10,7 +10,7 @@ import torch
 
 from lloydbook import claims, learning
 from lloydbook.claims import evidence
-from lloydlib import lloyd_step, sample_tasks, training
+from lloydlib import lloyd_step, sample_tasks
 from lloydlib.training import TrainConfig
 
 
@@ -89,30 +89,7 @@ def test_center_spread_and_relative_spread():
 
 
 # ----------------------------------------------------------------------------------------- tables
-def test_comparison_table_rows():
-    found = [fake_run([2.0, v], d=4, embedding="OH") for v in (1.0, 1.1, 1.2)] + [fake_run([2.0, 0.9], d=8)]
-    mine = [fake_run([2.0, 0.8])]
-    table = learning.comparison_table(
-        found,
-        ("d", "embedding"),
-        lambda c: [c.d, c.embedding],
-        lambda c: mine if c.d == 4 else None,
-        ("d", "emb", "GPU", "ours"),
-    )
-    assert table.header == ["d", "emb", "GPU", "ours"]
-    assert table.rows == [
-        ["4", "OH", "1.100 [1.050, 1.150] (3 seeds)", "0.800 [0.800, 0.800]"],
-        ["8", "BN", "0.900 [0.900, 0.900] (1 seeds)", "-"],
-    ]
-
-
 # ----------------------------------------------------------------------------------------- runs
-def test_find_runs_skips_what_a_root_lacks(tmp_path):
-    base = TrainConfig(d=2, k=2, n=6, steps=2, batch=2, val_tasks=2, eval_every=1, plateau=False, device="cpu")
-    training.train_many([base.replace(seed=1)], cache_dir=tmp_path, progress=False)
-    assert [r.config.seed for r in learning.find_runs([base.replace(seed=s) for s in (1, 5)], tmp_path)] == [1]
-
-
 def test_step_ms_reads_either_clock():
     runs = [fake_run([1, 1], seconds=s) for s in (1.0, 2.0)]  # 10 steps each
     for r, cpu in zip(runs, (0.5, 1.5)):
