@@ -57,6 +57,7 @@ __all__ = [
     "not_recorded",
     "recorded_parts",
     "on_paper_sweep",
+    "recorded_on",
     "evidence_code",
     "setting_pairs",
 ]
@@ -277,8 +278,7 @@ def on_paper_sweep(ch, sweep: str, fields, parts_of, sources: dict, suffix: str 
         parts = parts_of(training.group(runs, *fields))
         if not set(paper) <= set(parts) <= set(sources):
             raise ValueError(f"parts_of must give the rows {sorted(paper)} of sources (no other), got {sorted(parts)}")
-        machines = fmt_list(sorted({str(r.info.get("hardware", "hardware not recorded")) for r in runs}))
-        said = f"complete ({len(runs)} runs, {machines})"
+        said = f"complete ({len(runs)} runs, trained on {recorded_on(runs)})"
     else:
         said = f"{len(runs)} of {len(configs)} runs recorded"
         why, piece, value = f"{said} under results/recorded/", "the sweep's runs", f"as in the row without {suffix}"
@@ -288,6 +288,13 @@ def on_paper_sweep(ch, sweep: str, fields, parts_of, sources: dict, suffix: str 
         own = {f: sorted({getattr(getattr(r, "config", r), f) for r in parts[name].runs}) for f in ("n", "steps")}
         decide(ch, name + suffix, parts[name], source=paper[name], paper_setting=own, **where)
     return f"{said}: rows {', '.join(ch.claim_id(n + suffix) for n in paper)}"
+
+
+def recorded_on(runs) -> str:
+    """The machines that trained ``runs``, in words: the model in each run's ``info["hardware"]`` (``"AMD EPYC"``,
+    ``"NVIDIA H200"``), "a machine that did not record its hardware" where it is missing, "no machine yet" for none."""
+    named = {str(r.info.get("hardware") or "a machine that did not record its hardware").split(",")[0] for r in runs}
+    return fmt_list(sorted(named)) if named else "no machine yet"
 
 
 def setting_pairs(rows, names, suffix: str = "-n512") -> tuple[Table, str]:

@@ -181,7 +181,7 @@ def test_a_complete_paper_sweep_decides_the_papers_findings_at_its_setting(monke
     ch = book.Chapter("shapes")
     recorded(monkeypatch)
     said = findings.on_paper_sweep(ch, *FIG13)
-    assert said == "complete (240 runs, NVIDIA H200): rows shapes-n-little-difference-paper"
+    assert said == "complete (240 runs, trained on NVIDIA H200): rows shapes-n-little-difference-paper"
     [row] = ch.rows.rows()
     assert row.id == "shapes-n-little-difference-paper" and row.kind == "claim" and row.verdict == "reproduced"
     runs, _ = findings.recorded_configs(
@@ -245,3 +245,10 @@ def test_nan_as_inf():
     np.testing.assert_array_equal(out, [1.0, np.inf, np.inf, -2.0])
     assert out.dtype == float
     np.testing.assert_array_equal(findings.nan_as_inf(np.full(2, np.nan)), [np.inf, np.inf])  # e.g. inf - inf
+
+
+def test_recorded_on_names_the_machines_by_their_model():
+    runs = [SimpleNamespace(info={"hardware": h}) for h in ("AMD EPYC, 2 cores", "NVIDIA H200", "AMD EPYC, 2 cores")]
+    assert findings.recorded_on(runs) == "AMD EPYC, NVIDIA H200"
+    assert findings.recorded_on([SimpleNamespace(info={})]) == "a machine that did not record its hardware"
+    assert findings.recorded_on([]) == "no machine yet"
