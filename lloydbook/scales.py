@@ -158,7 +158,7 @@ SCALES: dict[str, dict[str, dict]] = {
     # demonstration trains; gap_*: tasks and temperatures for the smoothing-gap pictures (no training).
     # fig10a_paper and fig15a_paper: the sweeps "fig10a-paper" and "fig15a-paper", Figs. 10a and 15b at the paper's
     # own setting, the same at every scale (see _FIG10A_PAPER and _FIG15A_PAPER above); dropout_eval: stored models scored with dropout on (see _DROPOUT_EVAL above),
-    # dropout_eval_n512 the same for the models of fig10a_paper (on fewer tasks at ci: _DROPOUT_EVAL_N512_CI). wall_seeds: Fig. 17's timed single runs, 3 at ci (10 took 4 of chapter 04's 5 minutes; its rows stay open there: no run leaves the plateau).
+    # dropout_eval_n512 the same for the models of fig10a_paper (on fewer tasks at ci: _DROPOUT_EVAL_N512_CI). wall_seeds: Fig. 17's timed single runs, 3 at ci (10 took 250 of chapter 04's 390 s on a busy core; its rows stay open there: no run leaves the plateau).
     # ci is default but for that: no smaller setting decides the learning claims (10 seeds leave the plateau of Fig. 10
     # only after about 2,000 steps at n=32, and at n=16 or 800 steps no setting beats one Lloyd step), so
     # these two chapters take about 15 minutes each at ci, not one (see the chapters' settings tables).
