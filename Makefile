@@ -26,6 +26,12 @@ BOOK_BUILD = $(BIN)/jupyter-book build . --path-output $(OUT) --all -W -n --keep
 
 SEEDS    ?= 0 1 2 3 4 5
 NBVAL_WORKERS ?= 2
+PYTEST_WORKERS ?= 2
+# nbval's order: the heaviest chapters first (their times at ci, measured by make test), then the rest in name order,
+# so that the two workers end together (xdist hands each a chapter and one more in this order, then one at a time)
+NBVAL_FIRST := book/06_many_steps.ipynb book/04_learning.ipynb book/08_landscapes.ipynb \
+  book/10_attention_clustering.ipynb book/07_families.ipynb book/03_leanness.ipynb
+NBVAL_ORDER = $(filter $(NOTEBOOKS),$(NBVAL_FIRST)) $(filter-out $(NBVAL_FIRST),$(NOTEBOOKS))
 CHAPTERS ?= $(NOTEBOOKS)
 
 .PHONY: help book test runs robust venv
@@ -73,10 +79,12 @@ test: $(VENV)/.installed
 	@echo "== test 3/6: library and book-layer tests (pytest tests), beside the run store's verification"
 	@# One torch thread per process: the suite's tensors are small (on 2 cores it took 75 s against 347 s
 	@# with torch's default threads). The verification (a sample of the stored runs re-trained for their first
-	@# steps) takes the other core; its log follows the tests'.
+	@# steps) runs beside the tests, which run in PYTEST_WORKERS processes (pytest-xdist) so that both cores stay
+	@# busy once it ends; its log follows the tests'.
 	@mkdir -p $(OUT)/_build
 	OMP_NUM_THREADS=1 LLOYD_SCALE=ci $(BIN)/python -m lloydbook.runs verify > $(OUT)/_build/verify.log 2>&1 & ver=$$!; \
-	  rc=0; OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 LLOYD_SCALE=ci $(BIN)/python -m pytest tests -q -p no:cacheprovider --durations=10 || rc=$$?; \
+	  rc=0; OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 LLOYD_SCALE=ci $(BIN)/python -m pytest -n $(PYTEST_WORKERS) tests -q \
+	    -p no:cacheprovider --durations=10 || rc=$$?; \
 	  if [ $$rc -eq 5 ]; then echo "no library tests collected"; rc=0; fi; \
 	  echo "== the run store's verification (python -m lloydbook.runs verify)"; vrc=0; wait $$ver || vrc=$$?; \
 	  cat $(OUT)/_build/verify.log; if [ $$rc -ne 0 ]; then exit $$rc; fi; exit $$vrc
@@ -84,8 +92,8 @@ test: $(VENV)/.installed
 	@# Two chapters at a time (pytest-xdist; loadfile keeps each chapter whole in one worker and kernel), each
 	@# kernel with one torch thread: the chapters' tensors are small, and a chapter that times or spawns sets its own.
 	OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 LLOYD_SCALE=ci $(BIN)/python -m pytest -n $(NBVAL_WORKERS) --dist loadfile \
-	  --nbval-lax --nbval-current-env --nbval-cell-timeout=1800 \
-	  -p lloydbook.nbval_keep --nbval-keep-dir $(EXECUTED) -p no:cacheprovider $(NOTEBOOKS)
+	  --no-loadscope-reorder --nbval-lax --nbval-current-env --nbval-cell-timeout=1800 \
+	  -p lloydbook.nbval_keep --nbval-keep-dir $(EXECUTED) -p no:cacheprovider $(NBVAL_ORDER)
 	@echo "== test 5/6: strict book build from the chapters nbval executed (execution off)"
 	$(BIN)/python scripts/stage_book.py $(EXECUTED) $(STAGE)
 	LLOYD_SCALE=ci $(BIN)/jupyter-book build $(STAGE) --path-output $(OUT) --all -W -n --keep-going
