@@ -8,8 +8,9 @@ import numpy as np
 import pytest
 import torch
 
-from lloydbook import claims, learning
+from lloydbook import claims, learning, results
 from lloydbook.claims import evidence
+from lloydbook.sweeps import paper_sweeps, sweep_commands
 from lloydlib import lloyd_step, sample_tasks
 from lloydlib.training import TrainConfig
 
@@ -239,3 +240,15 @@ def test_gpu_status_names_the_gpu_machines_only(monkeypatch, tmp_path):
     assert "no runs recorded on a GPU" in learning.gpu_status()  # the CPU's store is chapter 04's own section
     monkeypatch.setattr(results, "recorded_run_dirs", lambda: [tmp_path / "cpu-amd-epyc", tmp_path / "h200"])
     assert learning.gpu_status().endswith("1 GPU machine(s): h200")
+
+
+def test_gpu_commands_lists_every_command_of_the_sweeps_named():
+    found = {name: (specs, unstacked) for name, specs, unstacked in paper_sweeps()}
+    table = learning.gpu_commands(("fig10", "fig17"))
+    expected = [sweep_commands(*found[n], results.RECORDED_STORE) for n in ("fig10", "fig17")]
+    assert [r[0] for r in table.rows] == ["fig10"] * len(expected[0]) + ["fig17"] * len(expected[1])
+    assert table.rows[0][1] == f"<code>{expected[0][0].replace('<', '&lt;').replace('>', '&gt;')}</code>"
+    assert "&lt;machine&gt;" in table.header[1] and "for n in 256 512 1024" in table.rows[-1][1]
+    for bad in (("fig99",), "fig10"):
+        with pytest.raises(ValueError, match="names must be a list of paper-scale sweeps"):
+            learning.gpu_commands(bad)
