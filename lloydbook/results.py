@@ -105,6 +105,6 @@ def recorded_run_dirs() -> list[Path]:
 
 def gpu_run_dirs() -> list[Path]:
     """The folders of :func:`recorded_run_dirs` that GPUs recorded: all but the ``cpu-<model>`` ones (named by
-    :func:`lloydbook.record.machine_name`), whose runs (the paper's setting trained on this project's CPU over
+    :func:`lloydlib.training.record.machine_name`), whose runs (the paper's setting trained on this project's CPU over
     many sittings, the sweep ``fig10a-paper``) chapter 04 decides in a section of their own."""
     return [d for d in recorded_run_dirs() if not d.name.startswith("cpu-")]

@@ -20,6 +20,8 @@ One run is one :class:`TrainConfig`; :func:`train` trains it (or loads it from t
   :mod:`~lloydlib.training.stack_engine` (with :mod:`~lloydlib.training.run_state`, a run's state in it);
 - :mod:`~lloydlib.training.sweep`: :func:`grid`, :func:`train_many` (stacks, on an executor), :func:`command`;
 - :mod:`~lloydlib.training.executors`: where stacks train, ``local`` processes or a ``ray`` cluster;
+- :mod:`~lloydlib.training.record`: runs trained under a time budget in chunks over many calls, added to a
+  store and resumed from checkpoints, with :mod:`~lloydlib.training.progress`, what is left;
 - :mod:`~lloydlib.training.stats`: :func:`curves`, :func:`group`, :func:`quartiles`, :func:`iqr_relation`,
   :func:`median_difference`,
   :func:`final_values`;

@@ -1,4 +1,4 @@
-"""How far a recording (:mod:`lloydbook.record`) is: runs done of the total, what is left, and its record file.
+"""How far a recording (:mod:`lloydlib.training.record`) is: runs done of the total, what is left, and its record file.
 
 :class:`Progress` counts the runs of a sweep that the recorded store holds, the steps the unfinished ones have
 reached (from their checkpoints), and the time and CPU time the chunks took per run-step (one step of one run
