@@ -34,16 +34,13 @@ import json
 import secrets
 import shutil
 import sys
-import tempfile
 import time
 from pathlib import Path
 
-import numpy as np
 import torch
 
 from lloydlib import hardware, training
-from lloydlib.training import baseline, fingerprint, verify
-from lloydlib.training import recertify as recertification
+from lloydlib.training import recertify_report, verify
 
 from . import book, record, results, sweeps
 
@@ -147,32 +144,14 @@ def _verify(seed: int | None) -> int:
     seed = secrets.randbelow(2**31) if seed is None else seed
     t0 = time.time()
     picked = sample(seed)
-    print(
-        f"verification: seed {seed} (replay: python -m lloydbook.runs verify --seed {seed}); {len(picked)} runs, "
-        f"tolerance {TOLERANCE[0]:g} at step 1 and {TOLERANCE[1]:g} after"
+    return verify.report(
+        picked,
+        tolerance=TOLERANCE,
+        seed=seed,
+        command="python -m lloydbook.runs verify",
+        rebuild=results.REBUILD,
+        since=t0,
     )
-    checks = []
-    for run, steps, where in picked:
-        (c,) = verify.retrain([run], steps, tolerance=TOLERANCE, threads=1, to_horizons=True)
-        checks.append(c)
-        flag = "ok" if c.ok else "MISMATCH"
-        print(
-            f"  {flag:8s} {where:8s} {c.label:52s} {c.steps:4d} steps  step 1 {c.first:.1e}  later {c.later:.1e} ({c.where})"
-        )
-    bad = [c for c in checks if not c.ok]
-    first, later = max(checks, key=lambda c: c.first), max(checks, key=lambda c: c.later)
-    print(
-        f"verification: {len(checks)} runs in {time.time() - t0:.0f} s; largest step-1 difference {first.first:.1e} "
-        f"({first.label}) against {TOLERANCE[0]:g}; largest later difference {later.later:.1e} ({later.label}, "
-        f"{later.where}) against {TOLERANCE[1]:g}"
-    )
-    for c in bad:
-        print(
-            f"verification FAILED: {c.label} (key {c.key}): step 1 {c.first:.2e}, later {c.later:.2e} at {c.where}, "
-            f"status stored/now {c.status}; the stored run is not what this code trains: rebuild with {results.REBUILD}",
-            file=sys.stderr,
-        )
-    return 1 if bad else 0
 
 
 def _build(workers: int, cache: str | None, resume: bool, seed: int | None, keep: bool = False) -> int:
@@ -226,9 +205,9 @@ def _command(root: Path) -> str:
 
 def recertify(store=None, *, workers: int = 1, seed: int | None = None, per_shape: int = 1) -> int:
     """Re-certify the store at ``store`` (default: the checkout's) for this code, printing each re-trained run
-    and the verdict (see :func:`lloydlib.training.recertify.recertify`); returns the exit status (0: the
-    store is this code's now, 1: a run disagreed and nothing was re-stamped). Bad arguments raise a
-    ValueError naming the argument."""
+    and the verdict (:func:`lloydlib.training.recertify_report.report`, with the old code looked for in this
+    checkout's git history); returns the exit status (0: the store is this code's now, 1: a run disagreed and
+    nothing was re-stamped). Bad arguments raise a ValueError naming the argument."""
     root = results.store_dir() if store is None else Path(store)
     if root is None or not training.store.is_store(root):
         raise ValueError(f"store must be a run store (a folder holding store.json), got {str(root)!r}")
@@ -236,137 +215,23 @@ def recertify(store=None, *, workers: int = 1, seed: int | None = None, per_shap
     for name, value, least in (("workers", workers, 1), ("per_shape", per_shape, 1), ("seed", seed, 0)):
         if isinstance(value, bool) or not isinstance(value, int) or value < least:
             raise ValueError(f"{name} must be an integer >= {least}, got {value!r}")
-    t0 = time.time()
-    print(
-        f"re-certification of {root}: seed {seed} (replay: {_command(root)} --seed {seed}), {per_shape} run(s) per "
-        f"shape, {workers} worker(s); tolerance {TOLERANCE[0]:g} at step 1 and {TOLERANCE[1]:g} after",
-        flush=True,
-    )
-    with tempfile.TemporaryDirectory() as tmp:
-        commit = _old_code(root, Path(tmp))
-        print(
-            f"the old code: commit {commit[:12]}, found in git history by its fingerprint: each run is re-trained "
-            "with it too, and the same numbers bit for bit certify it"
-            if commit
-            else "the old code: not to be had (not in git history, several fingerprints, or another torch): the "
-            "runs are compared with the stored ones only",
-            flush=True,
-        )
-        return _recertify(root, seed, per_shape, workers, Path(tmp) if commit else None, commit, t0)
-
-
-def _old_code(root: Path, dest: Path) -> str | None:
-    """The commit whose lloydlib trained the stale runs of the store at ``root`` (one fingerprint, this
-    torch), written into ``dest`` (:func:`lloydlib.training.baseline.find_code`); None if there is none."""
-    manifest = json.loads((root / training.store.MANIFEST).read_text())
-    current = fingerprint.fingerprint()
-    stale = {e["fingerprint"] for e in manifest["runs"].values()} - {training.store.fingerprint_id(current)}
-    if len(stale) != 1:
-        return None
-    old = manifest["fingerprints"][stale.pop()]
-    return baseline.find_code(old, results.ROOT, dest) if old.get("torch") == current["torch"] else None
-
-
-def _recertify(root: Path, seed: int, per_shape: int, workers: int, code, commit, t0: float) -> int:
-    """:func:`recertify` once the old code (``code``, from ``commit``) is found or not: prints each run and
-    the verdict, returns the exit status."""
-
-    def show(r) -> None:
-        c = r.check
-        span = "whole" if r.horizon is None else f"to the horizon, step {r.horizon}"
-        print(
-            f"  {'ok' if r.ok else 'MISMATCH':8s} {c.label:52s} {r.trained:5d} steps, {c.steps:5d} compared ({span}): "
-            f"step 1 {c.first:.1e}, later {c.later:.1e} ({c.where}); whole length {r.whole:.1e}"
-            + ("" if r.identical is None else "; the old code: " + ("the same" if r.identical else "other numbers"))
-            + f"; {r.seconds:.0f} s",
-            flush=True,
-        )
-
-    done = recertification.recertify(
+    return recertify_report.report(
         root,
         tolerance=TOLERANCE,
         seed=seed,
         per_shape=per_shape,
         workers=workers,
         command=_command(root),
-        baseline=code,
-        baseline_note=f"commit {commit}" if commit else "",
-        done=show,
+        repo=results.ROOT,
+        rebuild=results.REBUILD,
     )
-    same = sum(bool(r.identical) for r in done.rechecks)
-    took = f"{len(done.rechecks)} runs re-trained in {time.time() - t0:.0f} s" + (
-        f", {same} of them bit for bit as the old code trains them" if code is not None else ""
-    )
-    if not done.old:
-        print(f"re-certification: the run store {root} is this code's already; nothing to re-certify")
-        return 0
-    big = done.largest()
-    if done.ok:
-        print(
-            f"re-certification: PASSED, {took}; largest step-1 difference {big['first']:.1e} against {TOLERANCE[0]:g}, "
-            f"largest later difference {big['later']:.1e} ({big['where']}) against {TOLERANCE[1]:g} (over the runs "
-            f"the old code did not certify bit for bit); {done.restamped} "
-            f"runs re-stamped from {', '.join(done.old)} to {done.new} ({'; '.join(done.changes)}), recorded in "
-            f"{root / training.store.MANIFEST}"
-        )
-        return 0
-    for r in done.failed:
-        c = r.check
-        print(
-            f"re-certification FAILED: {c.label} (key {c.key}): step 1 {c.first:.2e}, later {c.later:.2e} at {c.where} "
-            f"(tolerance {TOLERANCE[0]:g}, {TOLERANCE[1]:g}), status stored/now {c.status}",
-            file=sys.stderr,
-        )
-    print(
-        f"re-certification: FAILED, {took}; {len(done.failed)} of {len(done.rechecks)} runs disagree; nothing was "
-        f"re-stamped: this code does not train the stored runs ({'; '.join(done.changes)}); rebuild the store with: "
-        f"{json.loads((root / training.store.MANIFEST).read_text()).get('rebuild') or results.REBUILD}",
-        file=sys.stderr,
-    )
-    return 1
 
 
 def _drift(out: str, samples: int) -> int:
-    """Re-train samples of the store in three ways and record each way's largest relative differences."""
-    store = results.store()
-    marks = [1, 2, 5, 10, 25, 50, 100, 200, STEPS]
-    ways = {"stack of one, 1 thread": 1, "stack of one, 2 threads": 2}
-    record = {
-        "steps": STEPS,
-        "samples": f"every stored run the first way; {samples} samples of one run per shape the others",
-        "hardware": hardware.describe(hardware.probe(torch.device("cpu"))),
-        "ways": {},
-    }
-    for i, (way, threads) in enumerate(ways.items()):
-        env, t0, count, unstable = np.zeros(STEPS), time.time(), 0, 0
-        torch.set_num_threads(threads)
-        # the verification's own way on every stored run; the others on ``samples`` samples of one per shape
-        chosen = store.configs() if i == 0 else [c for s in range(samples) for c in verify.sample(store.configs(), s)]
-        for c in chosen:
-            run = store.get(c)
-            short = c.replace(steps=STEPS)
-            (new,) = training.train_stack([short], cache_dir=None, write=False, compile=False)
-            n = verify.stable_steps(run.train_losses[:STEPS])
-            unstable += n < STEPS
-            d = verify.relative_difference(new.train_losses[:n], run.train_losses[:n])
-            env[: len(d)] = np.maximum(env[: len(d)], np.maximum.accumulate(d))
-            count += 1
-        record["ways"][way] = {
-            "runs": count,
-            "compared_fewer_steps": unstable,
-            "seconds": round(time.time() - t0),
-            "largest_by_step": {m: float(env[m - 1]) for m in marks},
-        }
-        print(
-            way,
-            count,
-            "runs,",
-            unstable,
-            "compared on fewer steps:",
-            " ".join(f"{m}:{env[m - 1]:.1e}" for m in marks),
-            flush=True,
-        )
-    (results.ROOT / out).write_text(json.dumps(record, indent=1) + "\n")
+    """Re-train samples of the store in two ways and record each way's largest relative differences
+    (:func:`lloydlib.training.verify.drift`) in ``out``."""
+    cpu = hardware.describe(hardware.probe(torch.device("cpu")))
+    (results.ROOT / out).write_text(json.dumps(verify.drift(results.store(), STEPS, samples, cpu), indent=1) + "\n")
     return 0
 
 

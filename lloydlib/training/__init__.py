@@ -11,10 +11,12 @@ One run is one :class:`TrainConfig`; :func:`train` trains it (or loads it from t
   :func:`open_store`; written by :mod:`~lloydlib.training.pack`) with the
   :mod:`~lloydlib.training.fingerprint` of their code; :func:`lookup`,
   :func:`load_runs` and :func:`gpu_results` read stores and cache roots alike;
-- :mod:`~lloydlib.training.verify`: stored runs re-trained for their first steps and compared;
+- :mod:`~lloydlib.training.verify`: stored runs re-trained for their first steps and compared (and the
+  verdict printed), and the rounding drift a tolerance rests on measured;
 - :mod:`~lloydlib.training.recertify`: a stale store re-certified after a code change that leaves the
   arithmetic equal (a sample re-trained whole; the store re-stamped only if every run agrees), with
-  :mod:`~lloydlib.training.baseline`, the old code found in git history and runs re-trained with it;
+  :mod:`~lloydlib.training.baseline`, the old code found in git history and runs re-trained with it, and
+  :mod:`~lloydlib.training.recertify_report`, the re-certification printed for a command;
 - :mod:`~lloydlib.training.stacked`: :func:`train` (one run) and :func:`train_stack` (many runs as one
   stacked model, :func:`stack_key`), repeatable and resumable from checkpoints, through the one engine
   :mod:`~lloydlib.training.stack_engine` (with :mod:`~lloydlib.training.run_state`, a run's state in it);

@@ -76,7 +76,7 @@ import torch
 
 import lloydlib
 
-from .._validate import check_int, check_positive
+from .._validate import check_int
 from . import fingerprint as _fingerprint
 from .baseline import retrain_with
 from .cache import Run
@@ -84,7 +84,7 @@ from .config import TrainConfig
 from .pack import restamp
 from .stacked import train_stack
 from .store import MANIFEST, RunStore, StoreError, StoreTorchWarning, fingerprint_id, is_store
-from .verify import HORIZON_SHARE, SHAPE_FIELDS, Check, compare, sample, to_horizon
+from .verify import HORIZON_SHARE, SHAPE_FIELDS, Check, check_tolerance, compare, sample, to_horizon
 
 __all__ = ["Recheck", "Recertification", "recheck", "recertify"]
 
@@ -139,7 +139,7 @@ def recheck(run: Run, tolerance: tuple[float, float], *, threads: int = 1, basel
     (:func:`~lloydlib.training.baseline.retrain_with`): the same numbers bit for bit certify the run."""
     if not isinstance(run, Run):
         raise TypeError(f"run must be a Run, got {type(run).__name__}")
-    tolerance = _tolerance(tolerance)
+    tolerance = check_tolerance(tolerance)
     threads = check_int("threads", threads, 1)
     before = torch.get_num_threads()
     torch.set_num_threads(threads)
@@ -163,12 +163,6 @@ def _same(old, new: Run) -> bool:
         and np.array_equal(old.history["step"], new.history["step"])
         and np.array_equal(old.history["val_rel_loss"], new.history["val_rel_loss"], equal_nan=True)
     )
-
-
-def _tolerance(tolerance) -> tuple[float, float]:
-    if not isinstance(tolerance, (tuple, list)) or len(tolerance) != 2:
-        raise TypeError(f"tolerance must be a pair (step 1, later steps) of positive numbers, got {tolerance!r}")
-    return check_positive("tolerance[0]", tolerance[0]), check_positive("tolerance[1]", tolerance[1])
 
 
 def _task(args) -> tuple[int, Recheck]:
@@ -256,7 +250,7 @@ def recertify(
     if not isinstance(root, (str, os.PathLike)) or not is_store(root):
         raise ValueError(f"root must be a run store (a folder holding {MANIFEST}), got {str(root)!r}")
     root = Path(root)
-    tolerance = _tolerance(tolerance)
+    tolerance = check_tolerance(tolerance)
     seed, per_shape = check_int("seed", seed, 0), check_int("per_shape", per_shape, 1)
     workers, threads = check_int("workers", workers, 1), check_int("threads", threads, 1)
     names = {f.name for f in dataclasses.fields(TrainConfig)}

@@ -9,11 +9,14 @@ way with the stored ones. Runs are deterministic functions of their config (ever
 the seed, :mod:`lloydlib.training.config`), so only rounding separates the two: the stored run was
 trained in a compiled stack of many runs, perhaps with other threads or on a GPU; the re-training is a
 stack of one. :func:`relative_difference` is the measure, and the tolerance is the caller's, measured
-(``python -m lloydbook.runs drift`` measures the book's).
+(:func:`drift` measures how far rounding alone parts a store's runs from themselves). :func:`report`
+re-trains a sample and prints the verdict, for a command to show.
 """
 
 from __future__ import annotations
 
+import sys
+import time
 from dataclasses import dataclass
 
 import numpy as np
@@ -23,6 +26,7 @@ from .._validate import check_int, check_positive
 from .cache import Run
 from .config import TrainConfig
 from .stacked import train_stack
+from .store import RunStore
 
 __all__ = [
     "SHAPE_FIELDS",
@@ -37,6 +41,10 @@ __all__ = [
     "horizon",
     "to_horizon",
     "retrain",
+    "check_tolerance",
+    "check_command",
+    "report",
+    "drift",
 ]
 
 #: the fields that make a run's shape for :func:`sample`: at least one run of each combination is drawn
@@ -141,6 +149,20 @@ def stable_until(steps, losses, n: int) -> int:
     return n
 
 
+def check_tolerance(tolerance) -> tuple[float, float]:
+    """``tolerance`` as a pair (step 1, later steps) of positive floats; a TypeError or ValueError naming it."""
+    if not isinstance(tolerance, (tuple, list)) or len(tolerance) != 2:
+        raise TypeError(f"tolerance must be a pair (step 1, later steps) of positive numbers, got {tolerance!r}")
+    return check_positive("tolerance[0]", tolerance[0]), check_positive("tolerance[1]", tolerance[1])
+
+
+def check_command(name: str, value) -> str:
+    """``value`` if it is a non-empty string (a command to print); a ValueError naming ``name`` otherwise."""
+    if not isinstance(value, str) or not value.strip():
+        raise ValueError(f"{name} must be a non-empty string (a command), got {value!r}")
+    return value
+
+
 def _diverged_within(run: Run, steps: int) -> bool:
     at = run.info.get("diverged_at")
     return run.status == "diverged" and (at is None or at <= steps)
@@ -218,10 +240,7 @@ def retrain(runs, steps: int, *, tolerance, threads: int | None = None, to_horiz
     for i, r in enumerate(runs):
         if not isinstance(r, Run):
             raise TypeError(f"runs[{i}] must be a Run, got {type(r).__name__}")
-    steps = check_int("steps", steps, 1)
-    if not isinstance(tolerance, (tuple, list)) or len(tolerance) != 2:
-        raise TypeError(f"tolerance must be a pair (step 1, later steps) of positive numbers, got {tolerance!r}")
-    tolerance = (check_positive("tolerance[0]", tolerance[0]), check_positive("tolerance[1]", tolerance[1]))
+    steps, tolerance = check_int("steps", steps, 1), check_tolerance(tolerance)
     before = torch.get_num_threads()
     if threads is not None:
         torch.set_num_threads(check_int("threads", threads, 1))
@@ -235,3 +254,114 @@ def retrain(runs, steps: int, *, tolerance, threads: int | None = None, to_horiz
         return out
     finally:
         torch.set_num_threads(before)
+
+
+def report(picked, *, tolerance, seed: int, command: str, rebuild: str, since: float | None = None) -> int:
+    """Re-train the stored runs ``picked`` and print the verdict; returns the exit status (0: every run agrees
+    within ``tolerance``, 1: not).
+
+    ``picked`` is a non-empty list of (run, steps, where): a stored :class:`~lloydlib.training.cache.Run`,
+    how many of its first steps to re-train and compare (:func:`retrain`, one torch thread, up to its horizon
+    when it parts after step 1, :func:`to_horizon`) and where it is stored (a short name, printed with it).
+    ``tolerance`` is the pair (step 1, later steps) of :class:`Check`. The sample was drawn at ``seed``, and
+    the first line prints the command that draws it again (``command --seed seed``); each run prints one
+    line as it is compared, then the largest differences, then, on stderr, each run that disagrees, named
+    with ``rebuild``, the command that rebuilds its store. ``since`` is the :func:`time.time` the
+    verification began (default: now), for the time it took."""
+    if not isinstance(picked, (list, tuple)) or not picked:
+        raise ValueError(f"picked must be a non-empty list of (run, steps, where), got {picked!r:.100}")
+    for i, item in enumerate(picked):
+        if not isinstance(item, (tuple, list)) or len(item) != 3:
+            raise TypeError(f"picked[{i}] must be a triple (run, steps, where), got {type(item).__name__}")
+        if not isinstance(item[0], Run):
+            raise TypeError(f"picked[{i}][0] must be a Run, got {type(item[0]).__name__}")
+        check_int(f"picked[{i}][1]", item[1], 1)
+        if not isinstance(item[2], str):
+            raise TypeError(f"picked[{i}][2] must be a string (where the run is stored), got {item[2]!r}")
+    tolerance, seed = check_tolerance(tolerance), check_int("seed", seed, 0)
+    command, rebuild = check_command("command", command), check_command("rebuild", rebuild)
+    t0 = time.time() if since is None else check_positive("since", since)
+    print(
+        f"verification: seed {seed} (replay: {command} --seed {seed}); {len(picked)} runs, "
+        f"tolerance {tolerance[0]:g} at step 1 and {tolerance[1]:g} after"
+    )
+    checks = []
+    for run, steps, where in picked:
+        (c,) = retrain([run], steps, tolerance=tolerance, threads=1, to_horizons=True)
+        checks.append(c)
+        flag = "ok" if c.ok else "MISMATCH"
+        print(
+            f"  {flag:8s} {where:8s} {c.label:52s} {c.steps:4d} steps  step 1 {c.first:.1e}  later {c.later:.1e} ({c.where})"
+        )
+    bad = [c for c in checks if not c.ok]
+    first, later = max(checks, key=lambda c: c.first), max(checks, key=lambda c: c.later)
+    print(
+        f"verification: {len(checks)} runs in {time.time() - t0:.0f} s; largest step-1 difference {first.first:.1e} "
+        f"({first.label}) against {tolerance[0]:g}; largest later difference {later.later:.1e} ({later.label}, "
+        f"{later.where}) against {tolerance[1]:g}"
+    )
+    for c in bad:
+        print(
+            f"verification FAILED: {c.label} (key {c.key}): step 1 {c.first:.2e}, later {c.later:.2e} at {c.where}, "
+            f"status stored/now {c.status}; the stored run is not what this code trains: rebuild with {rebuild}",
+            file=sys.stderr,
+        )
+    return 1 if bad else 0
+
+
+#: the steps :func:`drift` records the largest difference up to (and its ``steps``, the last)
+DRIFT_MARKS = (1, 2, 5, 10, 25, 50, 100, 200)
+#: the ways :func:`drift` re-trains, each a stack of one, eagerly: name -> torch threads
+DRIFT_WAYS = {"stack of one, 1 thread": 1, "stack of one, 2 threads": 2}
+
+
+def drift(store, steps: int, samples: int, hardware: str) -> dict:
+    """How far re-training parts the runs of ``store`` (a :class:`~lloydlib.training.store.RunStore`) from
+    themselves by rounding alone, the basis of a verification's tolerance; returns the record (JSON-ready).
+
+    Each run is re-trained for its first ``steps`` steps in each way of :data:`DRIFT_WAYS` (the first, a
+    verification's own, on every stored run; the others on ``samples`` samples of one run per shape,
+    :func:`sample` at seeds 0 to ``samples - 1``) and its per-step training losses compared with the stored
+    ones on the steps :func:`stable_steps` allows. The record holds ``steps``, ``samples`` (in words),
+    ``hardware`` (the caller's description of the machine) and ``ways``: name -> ``runs``,
+    ``compared_fewer_steps`` (runs cut short by :func:`stable_steps`), ``seconds`` and ``largest_by_step``
+    (step -> the largest relative difference up to it over the runs, at :data:`DRIFT_MARKS` below ``steps``
+    and at ``steps``). A line a way is printed as it ends."""
+    if not isinstance(store, RunStore):
+        raise TypeError(f"store must be a RunStore, got {type(store).__name__}")
+    steps, samples = check_int("steps", steps, 1), check_int("samples", samples, 0)
+    if not isinstance(hardware, str) or not hardware.strip():
+        raise ValueError(f"hardware must be a non-empty string (the machine, in words), got {hardware!r}")
+    marks = [m for m in DRIFT_MARKS if m < steps] + [steps]
+    record = {
+        "steps": steps,
+        "samples": f"every stored run the first way; {samples} samples of one run per shape the others",
+        "hardware": hardware,
+        "ways": {},
+    }
+    before = torch.get_num_threads()
+    try:
+        for i, (way, threads) in enumerate(DRIFT_WAYS.items()):
+            env, t0, count, unstable = np.zeros(steps), time.time(), 0, 0
+            torch.set_num_threads(threads)
+            configs = store.configs()
+            chosen = configs if i == 0 else [c for s in range(samples) for c in sample(configs, s)]
+            for c in chosen:
+                run = store.get(c)
+                (new,) = train_stack([c.replace(steps=steps)], cache_dir=None, write=False, compile=False)
+                n = stable_steps(run.train_losses[:steps])
+                unstable += n < steps
+                d = relative_difference(new.train_losses[:n], run.train_losses[:n])
+                env[: len(d)] = np.maximum(env[: len(d)], np.maximum.accumulate(d))
+                count += 1
+            record["ways"][way] = {
+                "runs": count,
+                "compared_fewer_steps": unstable,
+                "seconds": round(time.time() - t0),
+                "largest_by_step": {m: float(env[m - 1]) for m in marks},
+            }
+            shown = " ".join(f"{m}:{env[m - 1]:.1e}" for m in marks)
+            print(way, count, "runs,", unstable, "compared on fewer steps:", shown, flush=True)
+    finally:
+        torch.set_num_threads(before)
+    return record

@@ -11,7 +11,7 @@ import pytest
 
 import lloydlib
 from lloydlib import training
-from lloydlib.training import TrainConfig, baseline, fingerprint, pack, recertify, store, verify
+from lloydlib.training import TrainConfig, baseline, fingerprint, pack, recertify, recertify_report, store, verify
 
 TOLERANCE = (1e-5, 1e-2)
 
@@ -230,3 +230,78 @@ def test_find_code_finds_the_commit_of_a_fingerprint_in_git_history(tmp_path):
     assert baseline.find_code(fp, tmp_path / "not-a-repo", tmp_path / "none") is None
     with pytest.raises(TypeError, match="fingerprint"):
         baseline.find_code({"torch": "x"}, repo, tmp_path)
+
+
+def test_the_report_prints_each_run_and_the_verdict(runs, tmp_path, capsys):
+    """``recertify_report.report``: the replay command, the old code not found (``repo`` is no git repository),
+    one line a re-trained run, the verdict; a store this code's already is left alone."""
+    root = stale_store(tmp_path / "s", runs)
+    kwargs = dict(tolerance=TOLERANCE, seed=3, command="my-recertify --store s", repo=tmp_path, rebuild="my-rebuild")
+    assert recertify_report.report(root, **kwargs) == 0
+    out = capsys.readouterr().out
+    assert (
+        f"re-certification of {root}: seed 3 (replay: my-recertify --store s --seed 3), 1 run(s) per shape, "
+        "1 worker(s); tolerance 1e-05 at step 1 and 0.01 after"
+    ) in out
+    assert "the old code: not to be had" in out and "the old code: the same" not in out
+    assert out.count("  ok       ") == 2 and out.count("20 steps,    20 compared (whole)") == 2
+    assert "re-certification: PASSED, 2 runs re-trained in " in out and "bit for bit as the old code" not in out
+    assert "4 runs re-stamped from" in out and "lloydlib/attention.py changed" in out
+    assert training.RunStore(root).manifest["recertify"] == "my-recertify --store s"
+    assert recertify_report.report(root, **kwargs) == 0
+    assert "is this code's already; nothing to re-certify" in capsys.readouterr().out
+
+
+def test_the_report_names_each_run_that_disagrees_and_the_rebuild(runs, tmp_path, capsys):
+    bad = dataclasses.replace(runs[2], train_losses=runs[2].train_losses * 1.05)
+    root = stale_store(tmp_path / "s", [*runs[:2], bad, runs[3]])
+    text = (root / store.MANIFEST).read_text()
+    got = recertify_report.report(
+        root, tolerance=TOLERANCE, seed=0, per_shape=2, command="c", repo=tmp_path, rebuild="my-rebuild"
+    )
+    out, err = capsys.readouterr()
+    assert got == 1 and out.count("MISMATCH") == 1 and out.count("  ok       ") == 3
+    assert f"re-certification FAILED: {bad.config.label()} (key {bad.key}): step 1 4.76e-02" in err
+    assert "1 of 4 runs disagree; nothing was re-stamped" in err
+    assert "rebuild the store with: make runs" in err  # the manifest's command before the caller's
+    assert (root / store.MANIFEST).read_text() == text
+
+
+def test_the_report_retrains_with_the_old_code_found_in_the_repository(runs, this_code, tmp_path, monkeypatch, capsys):
+    root = stale_store(tmp_path / "s", runs)
+    asked = []
+
+    def find_code(fp, repo, dest):
+        asked.append((fp, repo))
+        shutil.copytree(this_code / "lloydlib", Path(dest) / "lloydlib")
+        return "c0ffee" * 7
+
+    monkeypatch.setattr(recertify_report, "find_code", find_code)
+    kwargs = dict(tolerance=TOLERANCE, seed=3, command="c", repo=tmp_path / "repo", rebuild="r")
+    assert recertify_report.report(root, **kwargs) == 0
+    assert asked == [(other_code(), tmp_path / "repo")]
+    out = capsys.readouterr().out
+    assert "the old code: commit c0ffeec0ffee, found in git history by its fingerprint" in out
+    assert out.count("; the old code: the same") == 2 and "2 of them bit for bit as the old code trains them" in out
+    (record,) = training.RunStore(root).manifest["recertified"]
+    assert record["baseline"] == "commit " + "c0ffee" * 7
+
+
+def test_the_report_names_a_bad_argument(runs, tmp_path):
+    root = stale_store(tmp_path / "s", runs)
+    kwargs = dict(tolerance=TOLERANCE, seed=0, command="c", repo=tmp_path, rebuild="r")
+    with pytest.raises(ValueError, match="root must be a run store"):
+        recertify_report.report(tmp_path / "nowhere", **kwargs)
+    for name, bad, error in (
+        ("tolerance", 1e-2, TypeError),
+        ("seed", -1, ValueError),
+        ("per_shape", 0, ValueError),
+        ("workers", 0, ValueError),
+        ("command", "", ValueError),
+        ("rebuild", None, ValueError),
+        ("repo", None, TypeError),
+    ):
+        with pytest.raises(error, match=name):
+            recertify_report.report(root, **{**kwargs, name: bad})
+    with pytest.raises(training.StaleStoreError):
+        training.RunStore(root)  # nothing was re-stamped by the refused calls

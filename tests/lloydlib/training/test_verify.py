@@ -1,12 +1,17 @@
 """lloydlib.training.verify: stored runs re-trained for their first steps and compared."""
 
+import dataclasses
+import json
 from types import SimpleNamespace
 
 import numpy as np
 import pytest
+import torch
 
 from lloydlib import training
 from lloydlib.training import TrainConfig, verify
+
+TOLERANCE = (1e-5, 1e-2)
 
 
 @pytest.fixture(scope="module")
@@ -75,3 +80,66 @@ def test_the_horizon_is_the_first_step_where_the_twin_parts_in_a_training_or_val
     assert verify.horizon(a, run([1.0, 1.0, 1.0, 1.0, 1.1], [1.0, 1.0, 1.01]), 1e-3) == 4
     with pytest.raises(ValueError, match="share"):
         verify.horizon(a, a, 0)
+
+
+def test_report_prints_each_run_and_the_verdict_and_names_a_run_that_disagrees(stored, capsys):
+    good = [(r, 10, "store") for r in stored[1:3]]  # stored[0] is edited by another test
+    assert verify.report(good, tolerance=TOLERANCE, seed=3, command="my-verify", rebuild="my-rebuild") == 0
+    out = capsys.readouterr().out
+    assert "verification: seed 3 (replay: my-verify --seed 3); 2 runs, tolerance 1e-05 at step 1 and 0.01 after" in out
+    assert out.count("  ok       store    ") == 2 and "  10 steps  step 1 " in out
+    assert "verification: 2 runs in " in out and "largest step-1 difference" in out and "against 0.01" in out
+    bad = dataclasses.replace(stored[3], train_losses=stored[3].train_losses * 1.02)  # a run this code does not train
+    assert verify.report([*good, (bad, 10, "gpu")], tolerance=TOLERANCE, seed=4, command="v", rebuild="my-rebuild") == 1
+    out, err = capsys.readouterr()
+    assert out.count("  ok       store    ") == 2 and out.count("  MISMATCH gpu      ") == 1
+    assert f"verification FAILED: {bad.config.label()} (key {bad.key}): step 1 1.96e-02" in err
+    assert "rebuild with my-rebuild" in err
+
+
+def test_report_names_a_bad_argument(stored):
+    good = [(stored[1], 5, "store")]
+    kwargs = dict(tolerance=TOLERANCE, seed=0, command="v", rebuild="r")
+    for picked, error, name in (
+        ([], ValueError, "picked must be a non-empty list"),
+        ([stored[1]], TypeError, r"picked\[0\] must be a triple"),
+        ([("run", 5, "store")], TypeError, r"picked\[0\]\[0\] must be a Run"),
+        ([(stored[1], 0, "store")], ValueError, r"picked\[0\]\[1\]"),
+        ([(stored[1], 5, None)], TypeError, r"picked\[0\]\[2\]"),
+    ):
+        with pytest.raises(error, match=name):
+            verify.report(picked, **kwargs)
+    for name, bad, error in (
+        ("tolerance", 1e-2, TypeError),
+        ("seed", -1, ValueError),
+        ("command", " ", ValueError),
+        ("rebuild", None, ValueError),
+        ("since", -1.0, ValueError),
+    ):
+        with pytest.raises(error, match=name):
+            verify.report(good, **{**kwargs, name: bad})
+
+
+def test_drift_records_the_largest_differences_by_step_of_each_way(stored, tmp_path, capsys):
+    training.write_store(tmp_path / "s", {"tiny": stored[1:]}, rebuild="make runs")
+    store = training.RunStore(tmp_path / "s")
+    threads = torch.get_num_threads()
+    record = verify.drift(store, 10, 1, "a machine")
+    assert torch.get_num_threads() == threads
+    assert record["steps"] == 10 and record["hardware"] == "a machine" and "1 samples" in record["samples"]
+    assert list(record["ways"]) == list(verify.DRIFT_WAYS)
+    one, two = record["ways"].values()
+    assert one["runs"] == 3 and two["runs"] == 2 and one["compared_fewer_steps"] == 0  # two: one run per shape
+    for way in (one, two):
+        assert list(way["largest_by_step"]) == [1, 2, 5, 10]
+        assert all(0 <= v <= 1e-3 for v in way["largest_by_step"].values())
+        largest = list(way["largest_by_step"].values())
+        assert largest == sorted(largest)  # the largest difference up to each step
+    json.dumps(record)
+    out = capsys.readouterr().out
+    assert "stack of one, 1 thread 3 runs, 0 compared on fewer steps: 1:" in out
+    with pytest.raises(TypeError, match="store must be a RunStore"):
+        verify.drift(tmp_path / "s", 10, 1, "a machine")
+    for args, name in (((0, 1, "m"), "steps"), ((10, -1, "m"), "samples"), ((10, 1, ""), "hardware")):
+        with pytest.raises(ValueError, match=name):
+            verify.drift(store, *args)
