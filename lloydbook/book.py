@@ -90,7 +90,8 @@ def lloyd_seed() -> int:
 class Chapter:
     """A running chapter: its ``key``, settings ``P`` (at the active scale) and ``paper`` (at the paper's),
     its rows ``rows`` (a :class:`lloydbook.claims.SeededRows`: the claims and open rows it records, and its seed
-    value ``seed_value``), and the glue, seeds and claims that carry its key. Made by :func:`setup`."""
+    value ``seed_value``), its ``judge`` of stated parts (:class:`lloydbook.claims.evidence.Judge`, drawing from that
+    seed), and the glue, seeds and claims that carry its key. Made by :func:`setup`."""
 
     def __init__(self, key: str, seed_value: int = 0):
         if not isinstance(key, str):
@@ -100,6 +101,8 @@ class Chapter:
         self.P = params(CHAPTERS[key])
         self.paper = params(CHAPTERS[key], "paper")
         self.rows = claims.SeededRows(self.key, seed_value)
+        #: the chapter's judge of stated parts: part p's bootstrap draws from the seed of "bootstrap: p"
+        self.judge = claims.evidence.Judge(lambda part: self.seed(f"bootstrap: {part}"))
         self._expected: dict[str, str] = {}
         self._post_hoc: dict[str, bool] = {}
 
@@ -254,14 +257,12 @@ def setup(chapter: str, seed_value: int | None = None) -> Chapter:
     The chapter's seed value is ``seed_value``, by default (None) the environment's ``LLOYD_SEED``
     (:func:`lloyd_seed`); python's, numpy's and torch's global generators are seeded with it too.
 
-    Its rows become the active chapter's (:func:`lloydbook.claims.activate`), so what records a claim without
-    the chapter in hand (through
-    :func:`lloydbook.claims.record`) records it in ``ch.rows`` too, under the chapter's key.
+    Whatever records a row or decides a part is given the chapter (or its ``rows`` and ``judge``): nothing
+    is kept outside it.
     """
     source = "LLOYD_SEED" if seed_value is None else "seed_value"
     ch = Chapter(chapter, lloyd_seed() if seed_value is None else seed_value)
     seed(ch.seed_value)
-    claims.activate(ch.rows)
     print(
         f"lloydlib {lloydlib.__version__} | scale={ch.scale} (LLOYD_SCALE) | device={device()} "
         f"| torch {torch.__version__} | seed={ch.seed_value} ({source})"

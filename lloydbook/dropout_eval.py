@@ -20,7 +20,7 @@ import lloydlib as L
 from lloydlib import losses
 from lloydlib.model import LearnableTransformer
 
-from .claims.evidence import all_of, lower
+from .claims.evidence import all_of
 from .learning import setting_of
 
 __all__ = ["Rescoring", "rescore", "rescore_runs", "dropout_claim", "dropout_numbers"]
@@ -119,7 +119,7 @@ def dropout_claim(ch, name: str, prefix: str, cells: dict, *, p, repeats, tasks,
         )
         return {}
     drop = {el: rescore_runs(runs, p=p, repeats=repeats, tasks=tasks, seed=seed) for el, runs in cells.items()}
-    parts = [lower(f"{e}:{l}", r.off, r.on.mean(1), "off", "on", paired=True) for (e, l), r in drop.items()]
+    parts = [ch.judge.lower(f"{e}:{l}", r.off, r.on.mean(1), "off", "on", paired=True) for (e, l), r in drop.items()]
     ch.decide(
         name,
         **row,

@@ -15,7 +15,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import findings
-from .claims.evidence import Evidence, above, all_of, below, lower, within
+from .claims.evidence import Evidence, Judge, all_of
 from .findings import SEED_SETS, Part, Recorded
 from .learning import auc, final, final_train, steps_to_settle
 
@@ -83,7 +83,7 @@ def statements(taus) -> dict[str, tuple[str, str]]:
     }
 
 
-def parts(G: dict, d: int, taus, embeddings, losses) -> dict[str, Part]:
+def parts(G: dict, d: int, taus, embeddings, losses, *, judge: Judge) -> dict[str, Part]:
     """Figure 10's findings on the runs ``G`` at ``d`` over the temperatures ``taus``: name -> :class:`Part`.
 
     The names are those of chapter 04's claims at d=4: ``l2-lower-train-loss`` (L2's final training loss below
@@ -106,7 +106,7 @@ def parts(G: dict, d: int, taus, embeddings, losses) -> dict[str, Part]:
             all_of(
                 f"L2 below NE in every (tau, embedding) at d={d}",
                 [
-                    lower(
+                    judge.lower(
                         f"tau={t:g}, {e}",
                         final_train(G[(d, t, e, "L2")]),
                         final_train(G[(d, t, e, "NE")]),
@@ -127,17 +127,17 @@ def parts(G: dict, d: int, taus, embeddings, losses) -> dict[str, Part]:
         [
             all_of(
                 "ends 10% above its best",
-                [lower(e, 1.1 * _best(r), final(r), "1.1 x best", "final", paired=True) for e, r in ne1.items()],
+                [judge.lower(e, 1.1 * _best(r), final(r), "1.1 x best", "final", paired=True) for e, r in ne1.items()],
             ),
-            all_of("ends above one Lloyd step", [above(e, final(r), 1.0, "final") for e, r in ne1.items()]),
+            all_of("ends above one Lloyd step", [judge.above(e, final(r), 1.0, "final") for e, r in ne1.items()]),
         ],
     )
     beats = [all_of(
         f"OH and BN below 1 (tau={tmin:g})",
-        [below(f"{e}:{l}", final(G[(d, tmin, e, l)]), 1.0, "final relative loss") for e in coded for l in losses],
+        [judge.below(f"{e}:{l}", final(G[(d, tmin, e, l)]), 1.0, "final relative loss") for e in coded for l in losses],
     )]  # fmt: skip
     if "NA" in embeddings:
-        na = [above(f"NA:{l}", final(G[(d, tmin, "NA", l)]), 1.0, "final relative loss") for l in losses]
+        na = [judge.above(f"NA:{l}", final(G[(d, tmin, "NA", l)]), 1.0, "final relative loss") for l in losses]
         beats.append(all_of("NA above 1", na))
     out["tau01-beats-lloyd"] = Part(
         *say["tau01-beats-lloyd"],
@@ -149,8 +149,8 @@ def parts(G: dict, d: int, taus, embeddings, losses) -> dict[str, Part]:
 
     def pair(hi, lo) -> tuple[Evidence, Evidence]:
         return (
-            lower(f"tau={hi:g} settles sooner than {lo:g}", settle[hi], settle[lo], f"tau={hi:g}", f"tau={lo:g}", paired=True),
-            lower(f"tau={hi:g} ends worse than {lo:g}", worse[lo], worse[hi], f"tau={lo:g}", f"tau={hi:g}", paired=True),
+            judge.lower(f"tau={hi:g} settles sooner than {lo:g}", settle[hi], settle[lo], f"tau={hi:g}", f"tau={lo:g}", paired=True),
+            judge.lower(f"tau={hi:g} ends worse than {lo:g}", worse[lo], worse[hi], f"tau={lo:g}", f"tau={hi:g}", paired=True),
         )  # fmt: skip
 
     out["larger-tau-faster-worse"] = Part(
@@ -171,12 +171,12 @@ def parts(G: dict, d: int, taus, embeddings, losses) -> dict[str, Part]:
     out["oh-faster-than-bn"] = Part(
         *say["oh-faster-than-bn"],
         oh + bn,
-        [lower("OH's area below BN's", auc(oh), auc(bn), "OH", "BN", paired=True)],
+        [judge.lower("OH's area below BN's", auc(oh), auc(bn), "OH", "BN", paired=True)],
     )
     out["oh-bn-similar-final"] = Part(
         *say["oh-bn-similar-final"],
         oh + bn,
-        [within("OH and BN within 0.05", final(oh), final(bn), "OH", "BN", 0.05, paired=True)],
+        [judge.within("OH and BN within 0.05", final(oh), final(bn), "OH", "BN", 0.05, paired=True)],
     )
     return out
 
@@ -189,13 +189,13 @@ def recorded_groups(runs, d: int, taus, embeddings, losses, seed_sets=SEED_SETS)
     return findings.recorded_groups(runs, ("d", "tau", "embedding", "loss"), cells, seed_sets)
 
 
-def recorded_parts(rec: Recorded, missing, tiers, d: int, taus, embeddings, losses) -> dict[str, Part]:
+def recorded_parts(rec: Recorded, missing, tiers, d: int, taus, embeddings, losses, *, judge: Judge) -> dict[str, Part]:
     """Figure 10's findings on a recorded sweep (:func:`recorded_groups` ``rec`` of it; ``missing``, the configs of
     the sweep not recorded yet; ``tiers``, its seed sets' configs, :func:`lloydbook.sweeps.tiers`) at ``d``, over the
     paper's temperatures ``taus``: name -> :class:`Part` (:func:`lloydbook.findings.recorded_parts`). A finding reads
     the smallest and largest tau (every tau for ``larger-tau-ordered``) on the largest complete seed set; where
     those runs are not all recorded, it is an open row naming the runs still missing."""
-    found = parts(rec.groups, d, rec.values, embeddings, losses) if rec.values else {}
+    found = parts(rec.groups, d, rec.values, embeddings, losses, judge=judge) if rec.values else {}
     complete = rec.values == tuple(sorted(taus))
     kw = dict(every={"larger-tau-ordered"}, complete=complete, missing=missing, tiers=tiers, axis="tau")
     return findings.recorded_parts(found, statements(taus), **kw)
@@ -205,7 +205,7 @@ def recorded_parts(rec: Recorded, missing, tiers, d: int, taus, embeddings, loss
 COLLAPSE_SOURCE = "beyond the paper (explains Fig. 10)"
 
 
-def collapse(spread: dict, runs: list, embeddings) -> Part:
+def collapse(spread: dict, runs: list, embeddings, *, judge: Judge) -> Part:
     """Why NE fails at the largest tau (beyond the paper): ``spread[(embedding, loss)]``, per seed, the spread of the
     learned layer's output centers relative to a Lloyd step's (:func:`lloydbook.learning.relative_spread`), read on
     ``runs``. Holds when, for every embedding, NE's spread is below 1/4 and below L2's (paired by seed)."""
@@ -219,10 +219,10 @@ def collapse(spread: dict, runs: list, embeddings) -> Part:
         "not analysed",
         runs,
         [
-            all_of("NE spread below 1/4", [below(e, ne, 0.25, "NE spread") for e, ne in zip(embeddings, nes)]),
+            all_of("NE spread below 1/4", [judge.below(e, ne, 0.25, "NE spread") for e, ne in zip(embeddings, nes)]),
             all_of(
                 "NE spread below L2's",
-                [lower(e, ne, spread[(e, "L2")], "NE", "L2", paired=True) for e, ne in zip(embeddings, nes)],
+                [judge.lower(e, ne, spread[(e, "L2")], "NE", "L2", paired=True) for e, ne in zip(embeddings, nes)],
             ),
         ],
     )

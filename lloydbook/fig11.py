@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .claims.evidence import above, all_of, below, lower
+from .claims.evidence import Judge, all_of
 from .findings import Part, by_seed
 from .learning import final, largest_rise
 
@@ -62,7 +62,7 @@ def large_rates(d: int, lrs, large: float | None = None) -> list:
     return hi
 
 
-def parts(G: dict, d: int, lrs, embeddings, losses, *, large: float | None = None) -> dict[str, Part]:
+def parts(G: dict, d: int, lrs, embeddings, losses, *, large: float | None = None, judge: Judge) -> dict[str, Part]:
     """Figure 11's findings at ``d`` on the runs ``G`` (``(d, lr, embedding, loss)`` -> runs, one per seed) over the
     rates ``lrs``, the ``embeddings`` and ``losses`` pooled: name -> :class:`Part`. ``lr-small-monotone-slow``: the
     smallest rate's median largest rise is below :data:`MONOTONE` and it ends above :data:`DEFAULT_LR`;
@@ -77,7 +77,7 @@ def parts(G: dict, d: int, lrs, embeddings, losses, *, large: float | None = Non
 
     def worse(lr, part, margin=0.0):  # ends above DEFAULT_LR, paired by (embedding, loss, seed)
         a, b = (final(r) for r in by_seed(pooled[mid], pooled[lr]))
-        return lower(part, a, b, f"eta={mid:g}", f"eta={lr:g}", paired=True, margin=margin)
+        return judge.lower(part, a, b, f"eta={mid:g}", f"eta={lr:g}", paired=True, margin=margin)
 
     lo = lrs[0]
     out = {
@@ -87,7 +87,7 @@ def parts(G: dict, d: int, lrs, embeddings, losses, *, large: float | None = Non
             "monotone but slow",
             pooled[lo] + pooled[mid],
             [
-                below(f"monotone at eta={lo:g}", rise[lo], MONOTONE, "largest rise per run"),
+                judge.below(f"monotone at eta={lo:g}", rise[lo], MONOTONE, "largest rise per run"),
                 worse(lo, f"slower than eta={mid:g}"),
             ],
         ),
@@ -97,7 +97,9 @@ def parts(G: dict, d: int, lrs, embeddings, losses, *, large: float | None = Non
             LARGE_WORDS,
             [r for lr in [*hi, mid] for r in pooled[lr]],
             [
-                all_of("non-monotone", [above(f"eta={lr:g}", rise[lr], NON_MONOTONE, "largest rise") for lr in hi]),
+                all_of(
+                    "non-monotone", [judge.above(f"eta={lr:g}", rise[lr], NON_MONOTONE, "largest rise") for lr in hi]
+                ),
                 all_of(f"worse than eta={mid:g}", [worse(lr, f"eta={lr:g}") for lr in hi]),
             ],
         ),
@@ -111,7 +113,7 @@ def parts(G: dict, d: int, lrs, embeddings, losses, *, large: float | None = Non
             f"names only {_eta(hi)} at d={d}: {LARGE_WORDS}",
             pooled[q] + pooled[mid],
             [
-                above(f"non-monotone at eta={q:g}", rise[q], NON_MONOTONE, "largest rise per run"),
+                judge.above(f"non-monotone at eta={q:g}", rise[q], NON_MONOTONE, "largest rise per run"),
                 worse(q, f"worse than eta={mid:g} by {MARGIN:g}", MARGIN),
             ],
         )

@@ -9,7 +9,7 @@ reference ``n0`` per embedding and regulariser, unpaired: runs of different n se
 
 from __future__ import annotations
 
-from .claims.evidence import Evidence, all_of, lower, within
+from .claims.evidence import Evidence, Judge, all_of
 from .findings import Part
 from .learning import final
 from .tables import fmt_list
@@ -28,7 +28,9 @@ SOURCES = {
 }
 
 
-def parts(G: dict, ns, n0: int, embeddings, losses, *, k: int, min_ppc: float = MIN_PPC) -> dict[str, Part]:
+def parts(
+    G: dict, ns, n0: int, embeddings, losses, *, k: int, min_ppc: float = MIN_PPC, judge: Judge
+) -> dict[str, Part]:
     """Figure 13's findings on the runs ``G`` (``(n, embedding, loss)`` -> runs, one per seed) over the ``ns``, with
     the reference ``n0`` (one of ``ns``) and ``k`` clusters: name -> :class:`Part`. ``n-little-difference``: at every
     other n with at least ``min_ppc`` points per cluster, each (embedding, loss)'s median final relative loss is
@@ -59,7 +61,7 @@ def parts(G: dict, ns, n0: int, embeddings, losses, *, k: int, min_ppc: float = 
             [
                 all_of(
                     f"{e}:{l} within {N_TOL:g}",
-                    [within(f"n={n}", *each(e, l, n), N_TOL, paired=False) for n in same],
+                    [judge.within(f"n={n}", *each(e, l, n), N_TOL, paired=False) for n in same],
                 )
                 for e, l in cells
             ],
@@ -67,7 +69,8 @@ def parts(G: dict, ns, n0: int, embeddings, losses, *, k: int, min_ppc: float = 
     }
     if fewer:
         worse = [
-            all_of(f"{e}:{l} worse", [lower(f"n={n}", *each(e, l, n), paired=False) for n in fewer]) for e, l in cells
+            all_of(f"{e}:{l} worse", [judge.lower(f"n={n}", *each(e, l, n), paired=False) for n in fewer])
+            for e, l in cells
         ]
     else:
         text = f"no n of {fmt_list(ns)} has fewer than {min_ppc:g} points per cluster at k={k}"

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .claims.evidence import lower
+from .claims.evidence import Judge
 from .findings import Part, by_seed, nan_as_inf
 from .learning import auc, final_train
 
@@ -69,7 +69,7 @@ _GAPS = {
 }
 
 
-def parts(G: dict, ds, tau: float) -> dict[str, Part]:
+def parts(G: dict, ds, tau: float, *, judge: Judge) -> dict[str, Part]:
     """Figure 14's findings at ``tau`` on the runs ``G`` (``(d, tau, embedding, loss)`` -> runs, one per seed, with
     OH and BN, NE and L2 at every d of ``ds``): name -> :class:`Part`. ``d-oh-bn-gap-shrinks``: the OH-BN gap
     (:func:`oh_bn_gap`) is smaller at the largest d than at the smallest; ``d-ne-l2-gap-shrinks``: so is the NE-L2
@@ -85,7 +85,7 @@ def parts(G: dict, ds, tau: float) -> dict[str, Part]:
             "gap shrinks with d",
             [r for d in (dmin, dmax) for e, l in cells for r in G[(d, tau, e, l)]],
             [
-                lower(
+                judge.lower(
                     f"smaller at d={dmax} than at d={dmin}",
                     gap(G, dmax, tau),
                     gap(G, dmin, tau),

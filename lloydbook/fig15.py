@@ -19,7 +19,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import findings
-from .claims.evidence import Evidence, all_of, lower, within
+from .claims.evidence import Evidence, Judge, all_of
 from .findings import Part, by_seed
 from .learning import final, largest_rise
 
@@ -144,7 +144,7 @@ def statements(cases, ks, embeddings, *, n: int) -> dict[str, tuple[str, str]]:
     return out
 
 
-def parts(G: dict, cases, ks, embeddings, losses, *, n: int) -> dict[str, Part]:
+def parts(G: dict, cases, ks, embeddings, losses, *, n: int, judge: Judge) -> dict[str, Part]:
     """Figure 15's findings on the runs ``G`` (``(d, tau, k, embedding, loss)`` -> runs, one per seed, trained
     without gradient clipping) at the panels ``cases`` ``[(d, tau)]`` over the ``ks`` read, at ``n`` points per task:
     name -> :class:`Part`, for the findings whose panels are given. On the final relative loss with L2, smallest
@@ -171,7 +171,7 @@ def parts(G: dict, cases, ks, embeddings, losses, *, n: int) -> dict[str, Part]:
             *say["k-bn-degrades"],
             [r for runs in bn.values() for r in runs],
             [
-                lower(
+                judge.lower(
                     f"BN lower at k={kmin} than at k={kmax}" + at(d, t, small),
                     final(bn[(d, t, kmin)]),
                     final(bn[(d, t, kmax)]),
@@ -189,7 +189,7 @@ def parts(G: dict, cases, ks, embeddings, losses, *, n: int) -> dict[str, Part]:
         label = f"k={k}" if len(a) + len(b) == sum(map(len, every)) else f"k={k} ({len(a)} and {len(b)} stable runs)"
         if min(len(a), len(b)) < 2:  # too few stable runs to compare: not insensitive
             return Evidence(label, "fails", f"{len(a)} and {len(b)} stable runs at k={kmin} and k={k}")
-        return within(label, final(a), final(b), f"k={kmin}", f"k={k}", K_TOL, paired=False)
+        return judge.within(label, final(a), final(b), f"k={kmin}", f"k={k}", K_TOL, paired=False)
 
     out["k-oh-insensitive"] = Part(
         *say["k-oh-insensitive"],
@@ -205,7 +205,7 @@ def parts(G: dict, cases, ks, embeddings, losses, *, n: int) -> dict[str, Part]:
         out["k-bn-below-na"] = Part(
             *say["k-bn-below-na"],
             na + bn,
-            [lower(f"NA lower than BN at k={kmax}", final(na), final(bn), "NA", "BN", paired=True)],
+            [judge.lower(f"NA lower than BN at k={kmax}", final(na), final(bn), "NA", "BN", paired=True)],
         )
     d32 = [(d, t) for d, t in cases if d == UNSTABLE_AT[0]]
     if d32 and UNSTABLE_AT[1] in ks:
@@ -223,7 +223,7 @@ def parts(G: dict, cases, ks, embeddings, losses, *, n: int) -> dict[str, Part]:
     return out
 
 
-def recorded_parts(runs, missing, tiers, case, ks, embeddings, *, n: int) -> dict[str, Part]:
+def recorded_parts(runs, missing, tiers, case, ks, embeddings, *, n: int, judge: Judge) -> dict[str, Part]:
     """Figure 15's findings at the panel ``case`` ``(d, tau)`` on a recorded sweep of its L2 runs (``runs``, any part
     of it; ``missing``, the configs not recorded yet; ``tiers``, :func:`lloydbook.sweeps.tiers`) over the paper's
     ``ks``: name -> :class:`Part` (:func:`lloydbook.findings.recorded_parts`). A finding reads the smallest and the
@@ -232,7 +232,7 @@ def recorded_parts(runs, missing, tiers, case, ks, embeddings, *, n: int) -> dic
     d, t = case
     cells = {k: [(d, t, k, e, "L2") for e in embeddings] for k in ks}
     rec = findings.recorded_groups(runs, ("d", "tau", "k", "embedding", "loss"), cells)
-    found = parts(rec.groups, [case], rec.values, embeddings, ["L2"], n=n) if rec.values else {}
+    found = parts(rec.groups, [case], rec.values, embeddings, ["L2"], n=n, judge=judge) if rec.values else {}
     kmin, kmax = min(ks), max(ks)
     reads = {  # the configs each finding reads (see parts)
         "k-bn-degrades": lambda c: c.embedding == "BN" and c.k in (kmin, kmax),

@@ -24,7 +24,7 @@ import math
 
 import numpy as np
 
-from .claims.evidence import lower
+from .claims.evidence import Judge
 from .findings import Part, by_seed
 from .learning import final
 
@@ -97,7 +97,7 @@ def _unmet(G: dict, case, ns) -> str:
     )
 
 
-def parts(G: dict, cases, ns) -> dict[str, Part]:
+def parts(G: dict, cases, ns, *, judge: Judge) -> dict[str, Part]:
     """Figure 17's findings on the runs ``G[(d, k, n, embedding)]`` of the ``cases`` ``[(d, k)]`` among
     :data:`SLOWER_CASE` and :data:`FASTER_CASE` at every n of ``ns``, paired by seed (:func:`wall_means`):
     ``wallclock-bn-slower`` (at SLOWER_CASE BN's mean relative validation loss over the common training time is
@@ -114,7 +114,7 @@ def parts(G: dict, cases, ns) -> dict[str, Part]:
             label = f"n={n}, {what} (ms per step OH {_ms(oh):.2f}, BN {_ms(bn):.2f})"
             margin = dict(margin=CLEAR) if bn_above else {}
             pair = (a, b, "OH", "BN") if bn_above else (b, a, "BN", "OH")
-            evidence.append(lower(label, *pair, paired=True, **margin))
+            evidence.append(judge.lower(label, *pair, paired=True, **margin))
             runs += oh + bn
         return evidence, runs
 

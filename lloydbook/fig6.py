@@ -21,7 +21,7 @@ import torch
 from lloydlib.checks import check_int
 
 from . import many_steps as M
-from .claims.evidence import above, all_of, below
+from .claims.evidence import Judge, all_of
 from .findings import Part
 
 __all__ = [
@@ -73,9 +73,9 @@ def _each(settings, test, stat, name: str, label=_name) -> list:
 
 
 def _mean_gaps(curves: dict, cases, settings, test, name=str) -> list:
-    """One ``all_of`` per case: ``test`` (:func:`above` or :func:`below`) 0 of every setting's mean gap to Lloyd's
+    """One ``all_of`` per case: ``test`` (a judge's ``above`` or ``below``) 0 of every setting's mean gap to Lloyd's
     on ``curves[(case, setting)]``, labelled ``"<name(case)>: mean gap above|below 0"``."""
-    word = "above" if test is above else "below"
+    word = test.__name__  # "above" or "below"
     return [
         all_of(
             f"{name(c)}: mean gap {word} 0",
@@ -85,7 +85,7 @@ def _mean_gaps(curves: dict, cases, settings, test, name=str) -> list:
     ]
 
 
-def fig6(runs: dict, curves: dict, T: int) -> dict[str, Part]:
+def fig6(runs: dict, curves: dict, T: int, *, judge: Judge) -> dict[str, Part]:
     """Fig. 6: ``curves[(embedding, loss)]`` over ``T`` steps. ``iterate-diverges``: iterated on its own output
     tokens, every setting's objective at step T is above step 1 and above step 0; ``reembed-beats-lloyd``: re-embedded,
     OH and BN's gap to Lloyd's averaged over steps 1..T is below 0; ``na-improves-not-lloyd``: re-embedded NA ends
@@ -101,7 +101,7 @@ def fig6(runs: dict, curves: dict, T: int) -> dict[str, Part]:
             [
                 all_of(
                     f"objective at step {T} above step {a}" if a else f"objective at step {T} above the initial one",
-                    _each(settings, above, lambda s, a=a: M.rise(curves[s], "iterate", a, T), "rise"),
+                    _each(settings, judge.above, lambda s, a=a: M.rise(curves[s], "iterate", a, T), "rise"),
                 )
                 for a in (1, 0)
             ],
@@ -110,13 +110,13 @@ def fig6(runs: dict, curves: dict, T: int) -> dict[str, Part]:
             f"Re-embedded for {T} steps, OH and BN (NE or L2) beat Lloyd's algorithm from the same initial centers",
             "OH and BN significantly beat Lloyd's over 20 steps",
             _runs(runs, coded),
-            [all_of("OH and BN: mean gap over the steps below 0", _each(coded, below, gap.get, "mean gap"))],
+            [all_of("OH and BN: mean gap over the steps below 0", _each(coded, judge.below, gap.get, "mean gap"))],
         ),
-        "na-improves-not-lloyd": na(runs, {s: curves[s] for s in nas}, None, T),
+        "na-improves-not-lloyd": na(runs, {s: curves[s] for s in nas}, None, T, judge=judge),
     }
 
 
-def na(runs: dict, cases: dict, what: str | None, T: int) -> Part:
+def na(runs: dict, cases: dict, what: str | None, T: int, *, judge: Judge) -> Part:
     """Re-embedded NA improves on its initial centers over ``T`` steps but stays worse than Lloyd's (App. C), in every
     case of ``cases`` (case -> curves). ``what`` is None for Fig. 6's settings (``cases`` keyed by ``(embedding,
     loss)``, the runs of each), else the cases in words (all of NA:L2's runs, e.g. Fig. 7's shifts or Fig. 12's n)."""
@@ -134,17 +134,17 @@ def na(runs: dict, cases: dict, what: str | None, T: int) -> Part:
         [
             all_of(
                 "improves: objective at step T below step 0",
-                _each(cases_, below, lambda c: M.rise(cases[c], "reembed", 0, T), "rise", label),
+                _each(cases_, judge.below, lambda c: M.rise(cases[c], "reembed", 0, T), "rise", label),
             ),
             all_of(
                 "worse than Lloyd's: mean gap above 0",
-                _each(cases_, above, lambda c: M.mean_gap(cases[c]), gap, label),
+                _each(cases_, judge.above, lambda c: M.mean_gap(cases[c]), gap, label),
             ),
         ],
     )
 
 
-def inits(runs: dict, curves: dict, starts, T: int) -> dict[str, Part]:
+def inits(runs: dict, curves: dict, starts, T: int, *, judge: Judge) -> dict[str, Part]:
     """Beyond the paper: ``curves[(start, setting)]`` from other initial centers (``starts``, e.g. Gonzalez and
     k-means++). ``inits-lose-to-lloyd``: the re-embedded OH and BN models' mean gap to Lloyd's is above 0 from each."""
     coded = _coded(dict.fromkeys(s for _, s in curves))
@@ -154,12 +154,12 @@ def inits(runs: dict, curves: dict, starts, T: int) -> dict[str, Part]:
             f"ones) fall behind Lloyd's algorithm from the same centers over {T} steps",
             "not reported (the code offers the three initialisations)",
             _runs(runs, coded),
-            _mean_gaps(curves, starts, coded, above),
+            _mean_gaps(curves, starts, coded, judge.above),
         )
     }
 
 
-def fig7(runs: dict, curves: dict, T: int) -> dict[str, Part]:
+def fig7(runs: dict, curves: dict, T: int, *, judge: Judge) -> dict[str, Part]:
     """Fig. 7: ``curves[(shift, setting)]`` for the L2 settings under :data:`lloydbook.many_steps.SHIFTS`.
     ``shifts-beat-lloyd``: under every shift but the doubled scale, OH and BN's mean gap is below 0;
     ``scale-doubled``: with the scale doubled (OH and BN pooled) the mean gap over steps 1..T // 4 is above 0 and the
@@ -173,7 +173,7 @@ def fig7(runs: dict, curves: dict, T: int) -> dict[str, Part]:
             f"Lloyd's over {T} steps",
             "OH and BN beat Lloyd's",
             _runs(runs, l2),
-            _mean_gaps(curves, other, l2, below),
+            _mean_gaps(curves, other, l2, judge.below),
         ),
         "scale-doubled": Part(
             f"With the cluster scale doubled (0.2), the re-embedded L2 models (OH and BN pooled) are slightly worse "
@@ -181,8 +181,8 @@ def fig7(runs: dict, curves: dict, T: int) -> dict[str, Part]:
             "slightly worse than Lloyd's at first, better later",
             _runs(runs, l2),
             [
-                above(f"worse at first: mean gap over steps 1-{T // 4} above 0", early, 0.0, "gap"),
-                below(f"better later: gap at step {T} below 0", late, 0.0, "gap"),
+                judge.above(f"worse at first: mean gap over steps 1-{T // 4} above 0", early, 0.0, "gap"),
+                judge.below(f"better later: gap at step {T} below 0", late, 0.0, "gap"),
             ],
         ),
     }
@@ -195,7 +195,7 @@ def doubled(curves: dict, T: int) -> tuple[np.ndarray, np.ndarray]:
     return np.concatenate([M.mean_gap(c, 1, T // 4) for c in cases]), np.concatenate([M.gap(c, T) for c in cases])
 
 
-def fig12(runs: dict, curves: dict, T: int) -> dict[str, Part]:
+def fig12(runs: dict, curves: dict, T: int, *, judge: Judge) -> dict[str, Part]:
     """Fig. 12: ``curves[(n, setting)]`` for the L2 settings at evaluation sizes n other than the training n.
     ``n-generalises``: at every n, OH and BN's mean gap to Lloyd's is below 0."""
     ns, l2 = list(dict.fromkeys(n for n, _ in curves)), list(dict.fromkeys(s for _, s in curves))
@@ -205,12 +205,12 @@ def fig12(runs: dict, curves: dict, T: int) -> dict[str, Part]:
             r"times their training $n$",
             "OH and BN beat Lloyd's at n = 128, 256, 1024, 2048 (trained at 512)",
             _runs(runs, l2),
-            _mean_gaps(curves, ns, l2, below, name=lambda n: f"n={n}"),
+            _mean_gaps(curves, ns, l2, judge.below, name=lambda n: f"n={n}"),
         )
     }
 
 
-def rewrite(runs: dict, moved: dict) -> dict[str, Part]:
+def rewrite(runs: dict, moved: dict, *, judge: Judge) -> dict[str, Part]:
     """App. C: ``moved[setting]``, per seed, how far one learned layer moves the point tokens' data rows
     (:func:`lloydbook.many_steps.data_rewrite`). ``v-overwrites-x``: above 5% of their norm in every setting."""
     settings = list(moved)
@@ -223,7 +223,7 @@ def rewrite(runs: dict, moved: dict) -> dict[str, Part]:
             [
                 all_of(
                     "data rows moved by more than 5%",
-                    [above(f"{e}:{l}", moved[(e, l)], 0.05, "relative change") for e, l in settings],
+                    [judge.above(f"{e}:{l}", moved[(e, l)], 0.05, "relative change") for e, l in settings],
                 )
             ],
         )
@@ -247,6 +247,7 @@ def on_models(
     ns,
     task_seed: int,
     workers: int = 1,
+    judge: Judge,
 ) -> tuple[dict[str, Part], dict]:
     """The findings :data:`ON_MODELS` (Figs. 6, 7 and 12 and App. C) evaluated afresh on the models ``runs``
     (``(embedding, loss)`` -> runs, one per seed, for OH, BN and NA with NE and L2), each as chapter 06 reads it:
@@ -279,7 +280,8 @@ def on_models(
     c7 = {(sh, s): out[("fig7", sh, s)] for sh in M.SHIFTS for s in l2}
     c12 = {(n, s): out[("fig12", n, s)] for n in ns for s in l2}
     moved = {s: M.data_rewrite(runs[s], tasks, task_seed) for s in settings}
-    parts = {**fig6(runs, c6, T), **fig7(runs, c7, T), **fig12(runs, c12, T), **rewrite(runs, moved)}
+    parts = {**fig6(runs, c6, T, judge=judge), **fig7(runs, c7, T, judge=judge), **fig12(runs, c12, T, judge=judge)}
+    parts.update(rewrite(runs, moved, judge=judge))
     return parts, {"fig6": c6, "fig7": c7, "fig12": c12, "rewrite": moved}
 
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .claims.evidence import Evidence, above, all_of, below, lower
+from .claims.evidence import Evidence, Judge, all_of
 from .families import band_outcome, block_row, isolated_fraction, test_tasks, transfer
 from .findings import Part
 from .learning import final
@@ -75,7 +75,7 @@ def block_means(many: dict, others) -> dict:
     return {e: np.mean([m[(a, b)] for a in others for b in others], axis=0) for e, m in many.items()}
 
 
-def squeeze_parts(normal: dict, squeeze: dict, on_cauchy: dict) -> dict[str, Part]:
+def squeeze_parts(normal: dict, squeeze: dict, on_cauchy: dict, *, judge: Judge) -> dict[str, Part]:
     """``cauchy-squeeze`` (beyond the paper): the bulk-width ratio cauchy / normal ``squeeze[n]`` at the largest n is
     below a fifth of that at the smallest, and the models ``normal[e]`` (trained on normal tasks) beat one Lloyd step
     on cauchy tasks at every n (``on_cauchy[(e, n)]``, :func:`on_cauchy`)."""
@@ -86,7 +86,7 @@ def squeeze_parts(normal: dict, squeeze: dict, on_cauchy: dict) -> dict[str, Par
         )
     lo, hi = min(squeeze), max(squeeze)
     widths = f"bulk width cauchy/normal {squeeze[lo]:.3f} at n={lo}, {squeeze[hi]:.3f} at n={hi}"
-    beats = [below(f"{e} n={n}", on_cauchy[(e, n)], 1.0, "relative loss") for e in normal for n in squeeze]
+    beats = [judge.below(f"{e} n={n}", on_cauchy[(e, n)], 1.0, "relative loss") for e in normal for n in squeeze]
     part = Part(
         f"Min-max scaling squeezes cauchy tasks more as n grows (bulk width relative to normal tasks below a fifth at "
         f"n={hi} of that at n={lo}), yet the layer trained on normal tasks still beats one Lloyd step on cauchy tasks "
@@ -101,7 +101,7 @@ def squeeze_parts(normal: dict, squeeze: dict, on_cauchy: dict) -> dict[str, Par
     return {"cauchy-squeeze": part}
 
 
-def same_parts(G: dict, families, taus, embeddings, losses) -> dict[str, Part]:
+def same_parts(G: dict, families, taus, embeddings, losses, *, judge: Judge) -> dict[str, Part]:
     """Figs. 4 and 16 on the runs ``G`` (``(family, tau, embedding, loss)`` -> runs, validated on their family):
     name -> :class:`Part`, each on medians of the final relative validation loss against one Lloyd step (1).
     ``same-cauchy-fails`` (on cauchy no model of ``embeddings`` is below 1, at the largest and the smallest tau),
@@ -120,11 +120,13 @@ def same_parts(G: dict, families, taus, embeddings, losses) -> dict[str, Part]:
         return [test(label.format(f=k[0], e=k[2], l=k[3]), final(G[k]), 1.0, what) for k in keys]
 
     def cauchy_fails(embs):  # the runs and evidence of "on cauchy, none below 1"
-        fails = [all_of(f"tau={t:g}", cells(above, "{e}:{l}", ["cauchy"], t, embs, losses, "cauchy")) for t in (hi, lo)]
+        fails = [
+            all_of(f"tau={t:g}", cells(judge.above, "{e}:{l}", ["cauchy"], t, embs, losses, "cauchy")) for t in (hi, lo)
+        ]
         return runs(["cauchy"], (hi, lo), embs), fails
 
     def beat_lloyd(embs):  # the runs and evidence of "at the smallest tau, all below 1 but on cauchy"
-        beats = all_of("beats Lloyd's", cells(below, "{f} {e}:{l}", others, lo, embs, losses))
+        beats = all_of("beats Lloyd's", cells(judge.below, "{f} {e}:{l}", others, lo, embs, losses))
         return runs(others, (lo,), embs), [beats]
 
     every = "median final relative validation loss above 1"
@@ -141,8 +143,8 @@ def same_parts(G: dict, families, taus, embeddings, losses) -> dict[str, Part]:
             "L2 beats Lloyd's; NE fails on gumbel and laplace",
             runs(families, (hi,), embeddings),
             [
-                all_of("L2 beats Lloyd's", cells(below, "{f} {e}", others, hi, embeddings, ["L2"])),
-                all_of("NE does not", cells(above, "{f} {e}", ["gumbel", "laplace"], hi, embeddings, ["NE"])),
+                all_of("L2 beats Lloyd's", cells(judge.below, "{f} {e}", others, hi, embeddings, ["L2"])),
+                all_of("NE does not", cells(judge.above, "{f} {e}", ["gumbel", "laplace"], hi, embeddings, ["NE"])),
             ],
         ),
         "same-tau01": Part(
@@ -175,7 +177,9 @@ def _grid(trained: dict) -> tuple[list, list]:
     return embs, fams
 
 
-def transfer_parts(trained: dict, many: dict, grow: dict, *, T: int, tau: float, loss: str, na=None) -> dict[str, Part]:
+def transfer_parts(
+    trained: dict, many: dict, grow: dict, *, T: int, tau: float, loss: str, na=None, judge: Judge
+) -> dict[str, Part]:
     """Figs. 8 and 18 on the grid's models ``trained`` (``{embedding: {train family: runs}}``, at ``tau`` with
     ``loss``) after ``T`` re-embedding steps on each family's test tasks: ``many[e]`` and ``grow[e]`` map ``(train,
     test)`` to the T-step ratio to Lloyd's and the log change of the model's own objective
@@ -192,13 +196,13 @@ def transfer_parts(trained: dict, many: dict, grow: dict, *, T: int, tau: float,
         return [r for f in fams for e in es for r in trained[e][f]]
 
     def from_cauchy(values, *how):
-        return [above(f"{e} on {b}", values[e][("cauchy", b)], *how) for e in embs for b in others]
+        return [judge.above(f"{e} on {b}", values[e][("cauchy", b)], *how) for e in embs for b in others]
 
     def onto_cauchy(test, values, e, *how):
         return all_of(e, [test(f"{e} from {a}", values[e][(a, "cauchy")], *how) for a in fams])
 
     block = block_means(many, others)
-    block_ev = [below(e, block[e], 1.0, "block mean of the T-step ratio") for e in embs]
+    block_ev = [judge.below(e, block[e], 1.0, "block mean of the T-step ratio") for e in embs]
     out = {
         "transfer-cauchy-trained": Part(
             f"Models trained on cauchy diverge on every other family: after T={T} re-embedding steps their loss is "
@@ -218,7 +222,12 @@ def transfer_parts(trained: dict, many: dict, grow: dict, *, T: int, tau: float,
             f"T={T} steps, for every embedding ({every})",
             "testing on cauchy is not competitive",
             runs(embs),
-            [all_of("not below Lloyd's on cauchy", [onto_cauchy(above, many, e, 1.0, "T-step ratio") for e in embs])],
+            [
+                all_of(
+                    "not below Lloyd's on cauchy",
+                    [onto_cauchy(judge.above, many, e, 1.0, "T-step ratio") for e in embs],
+                )
+            ],
         ),
         "transfer-block": Part(
             f"Trained and tested within {', '.join(others[:-1])} and {others[-1]}, the models beat Lloyd's after T={T} "
@@ -236,12 +245,12 @@ def transfer_parts(trained: dict, many: dict, grow: dict, *, T: int, tau: float,
             f"their objective is below their initial one ({loss}, tau={tau:g})",
             '"Testing on cauchy is not competitive (OH and BN do not diverge)"',
             runs(coded),
-            [onto_cauchy(below, grow, e, 0.0, "log objective") for e in coded],
+            [onto_cauchy(judge.below, grow, e, 0.0, "log objective") for e in coded],
         ),
     }
     if na is not None:
         na_runs, na_grow = na
-        falls = [below(a, na_grow[(a, "cauchy")], 0.0, "log objective") for a in others]
+        falls = [judge.below(a, na_grow[(a, "cauchy")], 0.0, "log objective") for a in others]
         out["tested-cauchy-na-finite"] = Part(
             f"Tested on cauchy tasks, the NA models trained on the other families do not diverge either (after T={T} "
             f"steps their objective is below their initial one), while those trained on cauchy make it worse "
@@ -250,13 +259,13 @@ def transfer_parts(trained: dict, many: dict, grow: dict, *, T: int, tau: float,
             [r for runs in na_runs.values() for r in runs],
             [
                 all_of("NA from the other families", falls),
-                above("NA from cauchy", na_grow[("cauchy", "cauchy")], 0.0, "log objective"),
+                judge.above("NA from cauchy", na_grow[("cauchy", "cauchy")], 0.0, "log objective"),
             ],
         )
     return out
 
 
-def bound_parts(trained: dict, terms: dict, *, tau: float, loss: str) -> dict[str, Part]:
+def bound_parts(trained: dict, terms: dict, *, tau: float, loss: str, judge: Judge) -> dict[str, Part]:
     """The bound of Eqs. 7-9 per family, on the grid's models ``trained`` (as for :func:`transfer_parts`) with their
     terms ``terms[(family, embedding)]`` (:func:`lloydbook.families.bound_terms`: ``slack``, ``loss``, ``gap``, each
     ``(seeds,)``): ``bound-gap`` (the slack is above 0 and below the smoothing gap C on every family) and
@@ -268,12 +277,12 @@ def bound_parts(trained: dict, terms: dict, *, tau: float, loss: str) -> dict[st
         raise ValueError(f"terms must hold (cauchy, embedding) for every embedding, got {list(terms)}")
     rel = {c: t["slack"] / t["loss"] for c, t in terms.items()}
     runs, which = [r for f, e in terms for r in trained[e][f]], f"({', '.join(embs)}, {loss}, tau={tau:g})"
-    slack = [above(f"{f} {e}", t["slack"], 0.0, "slack") for (f, e), t in terms.items()]
-    inside = [above(f"{f} {e}", t["gap"] - t["slack"], 0.0, "C - slack") for (f, e), t in terms.items()]
+    slack = [judge.above(f"{f} {e}", t["slack"], 0.0, "slack") for (f, e), t in terms.items()]
+    inside = [judge.above(f"{f} {e}", t["gap"] - t["slack"], 0.0, "C - slack") for (f, e), t in terms.items()]
 
     def loosest(e):  # the slack over the held-out loss, each other family's against cauchy's
         return all_of(
-            e, [lower(f"{e}: {f}", rel[(f, e)], rel[("cauchy", e)], f, "cauchy", paired=False) for f in others]
+            e, [judge.lower(f"{e}: {f}", rel[(f, e)], rel[("cauchy", e)], f, "cauchy", paired=False) for f in others]
         )
 
     return {

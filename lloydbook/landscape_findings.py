@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .claims.evidence import Evidence, above, all_of, below, lower, within
+from .claims.evidence import Evidence, Judge, all_of
 from .findings import Part
 from .landscapes import eval_tasks, offsets, plane_max, plane_rises, shape_numbers, surfaces
 from .tables import fmt_list
@@ -98,7 +98,7 @@ def shape_parts(G: dict, S: dict, tau: float) -> dict[str, Part]:
     }
 
 
-def rise_parts(G: dict, rise: dict, tau: float, *, large: bool = True) -> dict[str, Part]:
+def rise_parts(G: dict, rise: dict, tau: float, *, large: bool = True, judge: Judge) -> dict[str, Part]:
     """Fig. 3's OH against BN on the per-seed mean rises ``rise[(d, embedding)]`` (seeds,) of the L2 runs ``G[(d, tau,
     embedding, "L2")]``: name -> :class:`Part`. ``oh-bn-similar-large-d``: at the largest d, OH's and BN's median
     rises differ by less than 10% of the median rise there (OH and BN pooled); ``oh-bn-differ-small-d``: at the
@@ -114,7 +114,7 @@ def rise_parts(G: dict, rise: dict, tau: float, *, large: bool = True) -> dict[s
             f"At d={lo} the OH and BN surfaces differ: BN's rises more steeply from the trained weights than OH's",
             FIG3_QUOTE,
             runs[lo],
-            [lower(f"BN steeper than OH at d={lo}", *oh_bn[lo], paired=False)],
+            [judge.lower(f"BN steeper than OH at d={lo}", *oh_bn[lo], paired=False)],
         )
     }
     if large:  # listed first, as the paper states them
@@ -124,12 +124,12 @@ def rise_parts(G: dict, rise: dict, tau: float, *, large: bool = True) -> dict[s
             "than 10%",
             f"similar at d={hi}",
             runs[hi],
-            [within(f"OH and BN within 10% at d={hi}", *oh_bn[hi], tol, paired=False)],
+            [judge.within(f"OH and BN within 10% at d={hi}", *oh_bn[hi], tol, paired=False)],
         ), **parts}  # fmt: skip
     return parts
 
 
-def gap_normal(DG: dict, D: dict, d: int, *, tau: float, loss: str, n: int) -> Part:
+def gap_normal(DG: dict, D: dict, d: int, *, tau: float, loss: str, n: int, judge: Judge) -> Part:
     """Fig. 5's ``gap-normal`` at ``d``: each seed's largest gap (:func:`lloydbook.landscapes.plane_max`) of the gap
     surfaces (seeds, g, g) ``D[(d, embedding)]`` of the normal-task runs ``DG[(d, tau, embedding, loss)]``, evaluated
     at ``n`` points per task, below 0.5 for every embedding of ``D``."""
@@ -141,11 +141,11 @@ def gap_normal(DG: dict, D: dict, d: int, *, tau: float, loss: str, n: int) -> P
         f"{loss}, tau={tau:g})",
         "<= 0.5 for normal",
         [r for e in embs for r in DG[(d, tau, e, loss)]],
-        [all_of("below 0.5", [below(e, plane_max(D[(d, e)]), 0.5, f"largest gap, {e}") for e in embs])],
+        [all_of("below 0.5", [judge.below(e, plane_max(D[(d, e)]), 0.5, f"largest gap, {e}") for e in embs])],
     )
 
 
-def gap_parts(FG: dict, DG: dict, F: dict, D: dict, *, tau: float, loss: str, n: int) -> dict[str, Part]:
+def gap_parts(FG: dict, DG: dict, F: dict, D: dict, *, tau: float, loss: str, n: int, judge: Judge) -> dict[str, Part]:
     """Fig. 5's findings on each seed's largest gap (:func:`lloydbook.landscapes.plane_max`) of the gap surfaces
     (seeds, g, g) ``F[(family, embedding)]`` of the runs ``FG[(family, tau, embedding, loss)]`` and ``D[(d,
     embedding)]`` of the normal-task runs ``DG[(d, tau, embedding, loss)]``, evaluated at ``n`` points per task:
@@ -162,7 +162,7 @@ def gap_parts(FG: dict, DG: dict, F: dict, D: dict, *, tau: float, loss: str, n:
 
     def factor(label, small, large, names, times):  # per embedding: small's log gap below large's by log(times)
         cells = [
-            lower(
+            judge.lower(
                 e,
                 np.log(top[(small, e)]),
                 np.log(top[(large, e)]),
@@ -176,7 +176,7 @@ def gap_parts(FG: dict, DG: dict, F: dict, D: dict, *, tau: float, loss: str, n:
 
     fd, where = FG[("cauchy", tau, embs[0], loss)][0].config.d, f"{loss}, tau={tau:g}"
     return {
-        "gap-normal": gap_normal(DG, D, lo, tau=tau, loss=loss, n=n),
+        "gap-normal": gap_normal(DG, D, lo, tau=tau, loss=loss, n=n, judge=judge),
         "gap-shrinks-with-d": Part(
             f"For normal data the largest gap on the plane is more than 3 times smaller at d={hi} than at d={lo} "
             f"(n={n}, {where})",
@@ -189,7 +189,7 @@ def gap_parts(FG: dict, DG: dict, F: dict, D: dict, *, tau: float, loss: str, n:
             f"n={n} test tasks, d={fd}, {where})",
             "up to more than 5 for cauchy",
             runs(FG, ["cauchy"]),
-            [all_of("above 5", [above(e, top[("cauchy", e)], 5.0, f"largest gap, {e}") for e in embs])],
+            [all_of("above 5", [judge.above(e, top[("cauchy", e)], 5.0, f"largest gap, {e}") for e in embs])],
         ),
         "gap-cauchy-vs-normal": Part(
             f"Cauchy's largest gap is more than 10 times normal's (the paper's 5 against 0.5), at d={fd}, n={n}",
@@ -212,7 +212,9 @@ N512_COST = (
 )
 
 
-def on_models(runs: dict, *, counts: dict, seeds: dict, radius: float, grids: dict, gap_n: int) -> tuple[dict, dict]:
+def on_models(
+    runs: dict, *, counts: dict, seeds: dict, radius: float, grids: dict, gap_n: int, judge: Judge
+) -> tuple[dict, dict]:
     """The findings :data:`ON_MODELS` on the L2 models ``runs`` (embedding -> runs of one d, k, n and tau, one per
     seed), each as chapter 08 reads it: Fig. 3's training-loss surfaces on ``counts["loss_tasks"]`` tasks at the
     models' n, their mean rises over ``counts["planes"]`` planes on ``counts["rise_tasks"]`` tasks, and Fig. 5's gap
@@ -245,8 +247,8 @@ def on_models(runs: dict, *, counts: dict, seeds: dict, radius: float, grids: di
         X, planes = tasks(counts["rise_tasks"], c.n, "rise_tasks"), seeds["planes"][: counts["planes"]]
         out["rise"] = {(c.d, e): plane_rises(rs, *X, direction_seeds=planes, radius=radius, grid=grids["rise_grid"])
                        for e, rs in runs.items()}  # fmt: skip
-        parts |= rise_parts(G, out["rise"], c.tau, large=False)
+        parts |= rise_parts(G, out["rise"], c.tau, large=False, judge=judge)
     X = tasks(counts["gap_tasks"], gap_n, "gap_tasks")
     out["gap"] = {(c.d, e): surface(rs, X, "gap", grids["gap_grid"]) for e, rs in runs.items()}
-    parts["gap-normal"] = gap_normal(G, out["gap"], c.d, tau=c.tau, loss="L2", n=gap_n)
+    parts["gap-normal"] = gap_normal(G, out["gap"], c.d, tau=c.tau, loss="L2", n=gap_n, judge=judge)
     return parts, out

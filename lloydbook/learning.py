@@ -8,9 +8,9 @@ evaluation steps of ``run.history`` (step 0, then every ``eval_every`` steps). T
 loss ``val_rel_loss`` is Eq. 20 of the paper: the k-means loss of the layer's centers over that of one
 Lloyd step from the same initial centers, so values below 1 beat one Lloyd step.
 
-A claim is decided on its seeds in the book's one evidence vocabulary, :mod:`lloydbook.claims.evidence`,
-which the chapters and modules import from there (``lower``, ``below``, ``within``, ...), as they import
-:func:`lloydbook.tables.fmt_list` from :mod:`lloydbook.tables`. The plots are in :mod:`lloydbook.figures`.
+A claim is decided on its seeds in the book's one evidence vocabulary, :mod:`lloydbook.claims.evidence`
+(the chapter's judge, ``ch.judge.lower``, ``.below``, ``.within``, ...; ``all_of`` and ``cheaper`` from there), as
+the chapters import :func:`lloydbook.tables.fmt_list` from :mod:`lloydbook.tables`. The plots are in :mod:`lloydbook.figures`.
 """
 
 from __future__ import annotations

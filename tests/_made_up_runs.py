@@ -1,11 +1,9 @@
 """Made-up runs for the tests of the figures' findings (importable because tests/conftest.py puts this
-folder on sys.path): Run-like objects with a history at :data:`STEPS`, and helpers to read their verdicts."""
+folder on sys.path): Run-like objects with a history at :data:`STEPS`, and helpers to make their curves."""
 
 from types import SimpleNamespace
 
 import numpy as np
-
-from lloydbook import claims
 
 STEPS = np.arange(11) * 10
 EMBS, LOSSES = ("OH", "BN", "NA"), ("NE", "L2")
@@ -29,9 +27,3 @@ def drop_one(G):
     """``G`` with the last run of its first setting left out (a partial sweep)."""
     key = next(iter(G))
     return {**G, key: G[key][:-1]}
-
-
-def verdicts(ids):
-    """The recorded verdicts of the claims ``ids``, in order."""
-    rows = {c.id: c for c in claims.claims()}
-    return [rows[i].verdict for i in ids]

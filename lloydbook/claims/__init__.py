@@ -3,11 +3,12 @@
 The protocol, from a chapter cell to the Scorecard page:
 
 1. A chapter (``ch = lloydbook.book.setup(key)``) records each paper statement it covers as a **row** of its
-   own :class:`Rows` (``ch.rows``; :mod:`~lloydbook.claims.registry`; ``setup`` makes them the active rows,
-   which the module-level :func:`record` and :func:`open_row` fill): a **claim** (``ch.record`` / ``ch.decide``) with
+   own :class:`Rows` (``ch.rows``; :mod:`~lloydbook.claims.registry`): a **claim** (``ch.record`` / ``ch.decide``) with
    its statement, source, the paper's value, ours, the verdict stated beforehand, the ``setting`` where it
    was decided (n, d, k, steps, seeds), and the check that asserts the verdict (a failed check stops the
-   chapter), judged in one vocabulary of stated parts (:mod:`~lloydbook.claims.evidence`); or an **open row** (:func:`open_row`, ``ch.open``) for a statement the build does not decide,
+   chapter), judged in one vocabulary of stated parts (:mod:`~lloydbook.claims.evidence`, by the chapter's
+   :class:`~lloydbook.claims.evidence.Judge`, ``ch.judge``); or an **open row** (``ch.open``) for a statement the
+   build does not decide,
    with the setting and the command that would. Open rows are never assertions and never verdicts. The rows
    own the chapter's seed (:class:`SeededRows`, :mod:`~lloydbook.claims.seeds`): the bootstrap that decides a
    claim's parts draws from it, as every other draw of the chapter does.
@@ -35,20 +36,11 @@ from .registry import (
     Claim,
     Row,
     Rows,
-    activate,
-    active,
-    chapter,
-    claims,
     counts,
-    open_row,
-    open_rows,
-    record,
-    rows,
     slug,
-    start,
 )
 from .render import COLUMNS, ClaimsTable, glue_keys, html_text, table
-from .seeds import SeededRows, active_seed, named_seed
+from .seeds import SeededRows, named_seed
 
 __all__ = [
     "VERDICTS",
@@ -60,15 +52,6 @@ __all__ = [
     "Claim",
     "Rows",
     "ClaimsTable",
-    "start",
-    "activate",
-    "active",
-    "chapter",
-    "record",
-    "open_row",
-    "rows",
-    "claims",
-    "open_rows",
     "counts",
     "glue_keys",
     "table",
@@ -78,5 +61,4 @@ __all__ = [
     "seeds",
     "SeededRows",
     "named_seed",
-    "active_seed",
 ]

@@ -8,13 +8,15 @@ by the stated margin) or "undetermined" (it covers both), decided on intervals a
 :func:`verdict_of` reads a verdict from the parts and :func:`decide` records the claim, asserting that the
 parts support exactly the verdict stated beforehand; an undetermined part never passes a check.
 
-The bootstrap behind ``lower``, ``below``, ``above`` and ``within`` resamples with :func:`bootstrap_seed`: the
-active chapter's seed for the draw ``"bootstrap: <part>"`` (:func:`lloydbook.claims.seeds.active_seed`), so it
-moves with ``LLOYD_SEED`` like every other draw of the chapter.
+``lower``, ``below``, ``above`` and ``within`` decide on a bootstrap, so they are the methods of a :class:`Judge`,
+which owns the seed of each part's resampling: a chapter's (``ch.judge``) draws part ``p`` from the chapter's seed
+for the draw ``"bootstrap: p"``, so it moves with ``LLOYD_SEED`` like every other draw of the chapter. A function
+that states parts takes the judge as an argument; nothing reads a chapter it was not given.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -22,19 +24,15 @@ import numpy as np
 from lloydlib import training
 from lloydlib.bench import timing
 
-from .registry import VERDICTS, Rows, active
-from .seeds import active_seed
+from .registry import VERDICTS, Rows
+from .seeds import named_seed
 
 __all__ = [
     "LEVEL",
     "OUTCOMES",
     "Evidence",
     "q3",
-    "bootstrap_seed",
-    "lower",
-    "below",
-    "above",
-    "within",
+    "Judge",
     "cheaper",
     "all_of",
     "verdict_of",
@@ -66,61 +64,71 @@ class Evidence:
     cells: tuple = ()
 
 
-def bootstrap_seed(part: str) -> int:
-    """The seed of the bootstrap that decides the part ``part``: the active chapter's seed for the draw
-    ``"bootstrap: <part>"`` (:func:`lloydbook.claims.seeds.active_seed`)."""
-    return active_seed(f"bootstrap: {part}")
-
-
-def _median_difference(part: str, a, b, paired: bool):
-    """:func:`lloydlib.training.median_difference` of ``b - a`` at :data:`LEVEL`, resampled from the part's
-    :func:`bootstrap_seed`."""
-    return training.median_difference(a, b, paired=paired, level=LEVEL, seed=bootstrap_seed(part))
-
-
 def _interval(m) -> str:
     return f"{m.estimate:+.3f}, {m.level:.0%} interval [{m.low:+.3f}, {m.high:+.3f}]"
 
 
-def lower(part: str, a, b, a_name: str, b_name: str, *, paired: bool, margin: float = 0.0) -> Evidence:
-    """The part 'median of ``a`` < median of ``b``' (by more than ``margin``) over per-seed values.
+@dataclass(frozen=True)
+class Judge:
+    """Decides stated parts on per-seed values by a bootstrap at :data:`LEVEL`; ``seed_of(part)`` is the seed of the
+    resampling that decides the part named ``part`` (an integer >= 0). ``ch.judge`` of a chapter
+    (:class:`lloydbook.book.Chapter`) draws it from the chapter's seed; :meth:`at` makes one for a seed value and a
+    chapter key without a chapter (tests, scripts)."""
 
-    Decided on the bootstrap interval of median(b) - median(a) (``paired``: of the median of b_i - a_i,
-    for runs of one seed that saw the same tasks): holds when the interval lies above ``margin``, fails
-    when it lies below it.
-    """
-    m = _median_difference(part, a, b, paired)
-    outcome = "holds" if m.low > margin else "fails" if m.high < margin else "undetermined"
-    # runs, not seeds: a pooled part (two embeddings' runs of every seed) holds more runs than seeds
-    how = f"paired by seed, {len(a)} pairs" if paired else f"unpaired, {len(a)} and {len(b)} runs"
-    against = f", margin {margin:.4g}" if margin else ""  # the boundary the interval is read against, when not 0
-    text = f"{a_name} {q3(a)} vs {b_name} {q3(b)}; {b_name} - {a_name} {_interval(m)}{against} ({how})"
-    return Evidence(part, outcome, text)
+    seed_of: Callable[[str], int]
 
+    def __post_init__(self):
+        if not callable(self.seed_of):
+            raise TypeError(f"seed_of must be a function of a part's name to a seed, got {self.seed_of!r}")
 
-def below(part: str, a, threshold: float, a_name: str) -> Evidence:
-    """The part 'median of ``a`` < ``threshold``': holds when the interval of the median lies below it,
-    fails when it lies above it."""
-    m = _median_difference(part, a, np.full(len(a), float(threshold)), True)
-    outcome = "holds" if m.low > 0 else "fails" if m.high < 0 else "undetermined"
-    return Evidence(part, outcome, f"{a_name} {q3(a)}; {threshold:g} - median {_interval(m)} ({len(a)} runs)")
+    @classmethod
+    def at(cls, seed_value: int, chapter_key: str) -> Judge:
+        """The judge of a chapter keyed ``chapter_key`` at seed value ``seed_value``: part ``p`` resampled from
+        :func:`lloydbook.claims.seeds.named_seed` of the draw ``"bootstrap: p"``, as that chapter's would be."""
+        return cls(lambda part: named_seed(seed_value, chapter_key, f"bootstrap: {part}"))
 
+    def _difference(self, part: str, a, b, paired: bool):
+        """:func:`lloydlib.training.median_difference` of ``b - a`` at :data:`LEVEL`, resampled from the part's seed."""
+        if not isinstance(part, str) or not part.strip():
+            raise ValueError(f"part must be the non-empty name of a stated part, got {part!r}")
+        return training.median_difference(a, b, paired=paired, level=LEVEL, seed=self.seed_of(part))
 
-def above(part: str, a, threshold: float, a_name: str) -> Evidence:
-    """The part 'median of ``a`` > ``threshold``' (see :func:`below`)."""
-    m = _median_difference(part, np.full(len(a), float(threshold)), a, True)
-    outcome = "holds" if m.low > 0 else "fails" if m.high < 0 else "undetermined"
-    return Evidence(part, outcome, f"{a_name} {q3(a)}; median - {threshold:g} {_interval(m)} ({len(a)} runs)")
+    def lower(self, part: str, a, b, a_name: str, b_name: str, *, paired: bool, margin: float = 0.0) -> Evidence:
+        """The part 'median of ``a`` < median of ``b``' (by more than ``margin``) over per-seed values.
 
+        Decided on the bootstrap interval of median(b) - median(a) (``paired``: of the median of b_i - a_i,
+        for runs of one seed that saw the same tasks): holds when the interval lies above ``margin``, fails
+        when it lies below it.
+        """
+        m = self._difference(part, a, b, paired)
+        outcome = "holds" if m.low > margin else "fails" if m.high < margin else "undetermined"
+        # runs, not seeds: a pooled part (two embeddings' runs of every seed) holds more runs than seeds
+        how = f"paired by seed, {len(a)} pairs" if paired else f"unpaired, {len(a)} and {len(b)} runs"
+        against = f", margin {margin:.4g}" if margin else ""  # the boundary the interval is read against, when not 0
+        text = f"{a_name} {q3(a)} vs {b_name} {q3(b)}; {b_name} - {a_name} {_interval(m)}{against} ({how})"
+        return Evidence(part, outcome, text)
 
-def within(part: str, a, b, a_name: str, b_name: str, tol: float, *, paired: bool) -> Evidence:
-    """The part 'the medians of ``a`` and ``b`` differ by less than ``tol``' (an equivalence test): holds
-    when the whole interval of the difference lies inside (-tol, tol), fails when it lies outside."""
-    m = _median_difference(part, a, b, paired)
-    inside, outside = -tol < m.low and m.high < tol, m.low > tol or m.high < -tol
-    outcome = "holds" if inside else "fails" if outside else "undetermined"
-    text = f"{a_name} {q3(a)} vs {b_name} {q3(b)}; {b_name} - {a_name} {_interval(m)}, tolerance {tol:g}"
-    return Evidence(part, outcome, text)
+    def below(self, part: str, a, threshold: float, a_name: str) -> Evidence:
+        """The part 'median of ``a`` < ``threshold``': holds when the interval of the median lies below it,
+        fails when it lies above it."""
+        m = self._difference(part, a, np.full(len(a), float(threshold)), True)
+        outcome = "holds" if m.low > 0 else "fails" if m.high < 0 else "undetermined"
+        return Evidence(part, outcome, f"{a_name} {q3(a)}; {threshold:g} - median {_interval(m)} ({len(a)} runs)")
+
+    def above(self, part: str, a, threshold: float, a_name: str) -> Evidence:
+        """The part 'median of ``a`` > ``threshold``' (see :meth:`below`)."""
+        m = self._difference(part, np.full(len(a), float(threshold)), a, True)
+        outcome = "holds" if m.low > 0 else "fails" if m.high < 0 else "undetermined"
+        return Evidence(part, outcome, f"{a_name} {q3(a)}; median - {threshold:g} {_interval(m)} ({len(a)} runs)")
+
+    def within(self, part: str, a, b, a_name: str, b_name: str, tol: float, *, paired: bool) -> Evidence:
+        """The part 'the medians of ``a`` and ``b`` differ by less than ``tol``' (an equivalence test): holds
+        when the whole interval of the difference lies inside (-tol, tol), fails when it lies outside."""
+        m = self._difference(part, a, b, paired)
+        inside, outside = -tol < m.low and m.high < tol, m.low > tol or m.high < -tol
+        outcome = "holds" if inside else "fails" if outside else "undetermined"
+        text = f"{a_name} {q3(a)} vs {b_name} {q3(b)}; {b_name} - {a_name} {_interval(m)}, tolerance {tol:g}"
+        return Evidence(part, outcome, text)
 
 
 def cheaper(part: str, a_ms, b_ms, a_name: str, b_name: str) -> Evidence:
@@ -172,13 +180,12 @@ def decide(
     paper,
     expected: str,
     evidence,
+    into: Rows,
     setting: str = "",
-    into: Rows | None = None,
     post_hoc: bool = False,
 ) -> list:
     """Record a claim whose verdict ``expected`` was stated before the runs were read (``post_hoc``: set after its
-    own runs or models were read, and marked so), in the chapter rows ``into`` (default: the active chapter's,
-    :func:`lloydbook.claims.active`).
+    own runs or models were read, and marked so), in the chapter rows ``into`` (``ch.rows``).
 
     ``evidence`` is a list of :class:`Evidence` (one per stated part). The check: the parts support
     exactly the expected verdict (:func:`verdict_of`; "beyond the paper" when every part holds). The row
@@ -192,7 +199,9 @@ def decide(
     found = verdict_of(evidence)
     if expected == "beyond the paper":
         found = "beyond the paper" if found == "reproduced" else found
-    (active() if into is None else into).record(
+    if not isinstance(into, Rows):
+        raise TypeError(f"into must be a chapter's Rows (ch.rows), got {type(into).__name__}")
+    into.record(
         claim_id,
         statement=statement,
         source=source,

@@ -3,10 +3,7 @@
 
 Rows are data (:class:`Row`, turned into JSON by :meth:`Row.to_dict`); the chapter's table and the Scorecard
 are drawn from them (:mod:`lloydbook.claims.render`, :mod:`lloydbook.claims.sphinx`). Each chapter owns its
-rows, a :class:`Rows` (``ch.rows`` of :class:`lloydbook.book.Chapter`). The module's functions (:func:`record`,
-:func:`open_row`, :func:`rows`, ...) act on the *active* chapter's rows, those :func:`activate` was last given
-(``book.setup`` activates its chapter's; :func:`start` activates fresh ones): they serve code that records a
-claim without the chapter in hand.
+rows, a :class:`Rows` (``ch.rows`` of :class:`lloydbook.book.Chapter`), and whatever records a row is given them.
 """
 
 from __future__ import annotations
@@ -26,15 +23,6 @@ __all__ = [
     "Row",
     "Claim",
     "Rows",
-    "start",
-    "activate",
-    "active",
-    "chapter",
-    "record",
-    "open_row",
-    "rows",
-    "claims",
-    "open_rows",
     "counts",
     "slug",
 ]
@@ -155,11 +143,9 @@ def _check_verdict(verdict) -> str:
     return verdict
 
 
-def counts(of: list[Row] | None = None) -> dict[str, int]:
-    """Of the rows ``of`` (default: the active chapter's), the claims stated blind per verdict (every verdict
-    present, zeros included), the post-hoc claims whatever their verdict (:data:`POST_HOC`) and the open rows
-    (:data:`OPEN`)."""
-    of = rows() if of is None else of
+def counts(of: list[Row]) -> dict[str, int]:
+    """Of the rows ``of``, the claims stated blind per verdict (every verdict present, zeros included), the
+    post-hoc claims whatever their verdict (:data:`POST_HOC`) and the open rows (:data:`OPEN`)."""
     out = {v: sum(r.kind == "claim" and not r.post_hoc and r.verdict == v for r in of) for v in VERDICTS}
     out[POST_HOC] = sum(r.kind == "claim" and r.post_hoc for r in of)
     out[OPEN] = sum(r.kind == OPEN for r in of)
@@ -197,7 +183,18 @@ class Rows:
         setting: str = "",
         post_hoc=False,
     ):
-        """Assert a claim's check and keep its row: see :func:`record`."""
+        """Assert a claim's check and keep its row.
+
+        ``id`` is unique in the book and starts with the chapter key (``"lloyd-monotone"`` in chapter
+        ``lloyd``). ``paper`` and ``ours`` are strings or real numbers (floats are shown with 4 significant
+        digits). ``verdict`` is one of :data:`VERDICTS`. ``check`` is a bool: the test of that verdict
+        (for "not reproduced", that our measurement contradicts the paper's value by a stated margin).
+        ``setting`` says where the claim was decided (e.g. "n=32, d=4, k=6; 6,000 steps; 10 seeds");
+        ``post_hoc``, that its expected verdict was set after its own runs or models were read.
+
+        Recording a claim again replaces its row; a second, different claim with the same id raises
+        ``ValueError``. A failed check raises ``AssertionError`` naming the claim and both values.
+        """
         if not isinstance(post_hoc, bool):
             raise TypeError(f"post_hoc must be a bool, got {post_hoc!r}")
         row = Row(
@@ -220,7 +217,12 @@ class Rows:
         return self._keep(row)
 
     def open_row(self, id: str, *, statement: str, source: str, paper, decides: str, ours: str = "not decided here"):
-        """Keep a paper statement the build does not decide, as an open row: see :func:`open_row`."""
+        """Keep a paper statement this build does not decide, as an open row (not a verdict, never an assertion).
+
+        ``decides`` names the setting that would decide it and the command that trains it (e.g. "n=512,
+        10,000 steps, 10 seeds on a GPU: python -m lloydlib train ..."); ``ours`` may say what the build saw
+        (e.g. "undetermined at n=32: interval -0.02 to 0.04"). The Scorecard counts open rows apart.
+        """
         row = Row(
             **_common(self.chapter, id, statement, source, paper, ours),
             verdict=OPEN,
@@ -250,77 +252,3 @@ class Rows:
 
     def __repr__(self) -> str:
         return f"Rows({self.chapter!r}, {len(self)} rows)"
-
-
-#: the active chapter's rows (:func:`activate`), which the module's functions act on; None before any
-_active: Rows | None = None
-
-
-def activate(chapter_rows: Rows) -> Rows:
-    """Make ``chapter_rows`` the active chapter's rows, which :func:`record`, :func:`open_row`, :func:`rows`
-    and the rest act on (called by :func:`lloydbook.book.setup`); returns them."""
-    global _active
-    if not isinstance(chapter_rows, Rows):
-        raise TypeError(f"chapter_rows must be a Rows, got {type(chapter_rows).__name__}")
-    _active = chapter_rows
-    return chapter_rows
-
-
-def start(chapter_key: str) -> str:
-    """Activate fresh, empty rows for the chapter ``chapter_key`` (forgetting the active ones); returns the key."""
-    return activate(Rows(chapter_key)).chapter
-
-
-def active() -> Rows:
-    """The active chapter's rows; raises if no chapter was started."""
-    if _active is None:
-        raise RuntimeError("no chapter started: call lloydbook.book.setup(chapter) before recording claims")
-    return _active
-
-
-def chapter() -> str:
-    """The key of the active chapter; raises if no chapter was started."""
-    return active().chapter
-
-
-def record(id: str, *, statement: str, source: str, paper, ours, verdict: str, check, setting: str = "") -> Row:
-    """Assert a claim's check and keep its row for the active chapter's table (:meth:`Rows.record`).
-
-    ``id`` is unique in the book and starts with the chapter key (``"lloyd-monotone"`` in chapter
-    ``lloyd``). ``paper`` and ``ours`` are strings or real numbers (floats are shown with 4 significant
-    digits). ``verdict`` is one of :data:`VERDICTS`. ``check`` is a bool: the test of that verdict
-    (for "not reproduced", that our measurement contradicts the paper's value by a stated margin).
-    ``setting`` says where the claim was decided (e.g. "n=32, d=4, k=6; 6,000 steps; 10 seeds").
-
-    Re-running the cell that records a claim replaces its row; a second, different claim with the same
-    id raises ``ValueError``. A failed check raises ``AssertionError`` naming the claim and both values.
-    """
-    return active().record(
-        id, statement=statement, source=source, paper=paper, ours=ours, verdict=verdict, check=check, setting=setting
-    )
-
-
-def open_row(id: str, *, statement: str, source: str, paper, decides: str, ours: str = "not decided here") -> Row:
-    """Keep a paper statement this build does not decide, as an open row (not a verdict, never an assertion).
-
-    ``decides`` names the setting that would decide it and the command that trains it (e.g. "n=512,
-    10,000 steps, 10 seeds on a GPU: python -m lloydlib train ..."); ``ours`` may say what the build saw
-    (e.g. "undetermined at n=32: interval -0.02 to 0.04"). The Scorecard counts open rows apart. Kept in the
-    active chapter's rows (:meth:`Rows.open_row`).
-    """
-    return active().open_row(id, statement=statement, source=source, paper=paper, decides=decides, ours=ours)
-
-
-def rows() -> list[Row]:
-    """The active chapter's rows (claims and open rows), in recording order."""
-    return active().rows()
-
-
-def claims() -> list[Row]:
-    """The active chapter's checked claims, in recording order."""
-    return active().claims()
-
-
-def open_rows() -> list[Row]:
-    """The active chapter's open rows, in recording order."""
-    return active().open_rows()

@@ -7,7 +7,7 @@ import json
 import re
 
 from ..glue import glue
-from .registry import OPEN, POST_HOC, VERDICTS, Row, Rows, _check_key, active, slug
+from .registry import OPEN, POST_HOC, VERDICTS, Row, Rows, _check_key, slug
 
 __all__ = ["COLUMNS", "ClaimsTable", "glue_keys", "table", "html_text"]
 
@@ -96,14 +96,15 @@ def glue_keys(chapter_key: str) -> dict[str, str]:
     return keys
 
 
-def table(chapter_rows: Rows | None = None) -> None:
-    """Show a chapter's rows (``chapter_rows``, default the active chapter's) and glue them (the table, with its
+def table(chapter_rows: Rows) -> None:
+    """Show a chapter's rows (``chapter_rows``, ``ch.rows``) and glue them (the table, with its
     rows as JSON, and the counts) for the Scorecard page. Call it in the chapter's last code cell
     (``ch.table()``). It displays the table itself and returns None, so the table is not shown twice."""
-    chapter_rows = active() if chapter_rows is None else chapter_rows
+    if not isinstance(chapter_rows, Rows):
+        raise TypeError(f"chapter_rows must be a chapter's Rows (ch.rows), got {type(chapter_rows).__name__}")
     key, found = chapter_rows.chapter, chapter_rows.rows()
     if not any(r.kind == "claim" for r in found):
-        raise ValueError(f"chapter {key!r} recorded no claims; call claims.record(...) before claims.table()")
+        raise ValueError(f"chapter {key!r} recorded no claims; record one (ch.record or ch.decide) before ch.table()")
     keys = glue_keys(key)
     table = ClaimsTable(key, found)
     glue(keys["table"], table, display=True)

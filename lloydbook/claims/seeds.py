@@ -3,8 +3,8 @@
 
 :class:`SeededRows` are the :class:`~lloydbook.claims.registry.Rows` a chapter records into (``ch.rows``); they
 own the chapter's seed value, and :meth:`SeededRows.seed` derives the seed of a draw by name (``ch.seed`` is
-it). What draws without the chapter in hand, the bootstrap of :mod:`lloydbook.claims.evidence`, asks the active
-chapter's rows (:func:`active_seed`), so it moves with ``LLOYD_SEED`` too.
+it). The bootstrap of :mod:`lloydbook.claims.evidence` draws from it too, through the chapter's judge
+(``ch.judge``), so it moves with ``LLOYD_SEED`` like every other draw.
 """
 
 from __future__ import annotations
@@ -12,9 +12,9 @@ from __future__ import annotations
 from lloydlib.checks import check_int
 from lloydlib.training import derive_seed
 
-from .registry import Rows, active
+from .registry import Rows
 
-__all__ = ["named_seed", "SeededRows", "active_seed"]
+__all__ = ["named_seed", "SeededRows"]
 
 
 def named_seed(seed_value: int, chapter_key: str, name: str) -> int:
@@ -40,15 +40,3 @@ class SeededRows(Rows):
 
     def __repr__(self) -> str:
         return f"SeededRows({self.chapter!r}, seed_value={self.seed_value}, {len(self)} rows)"
-
-
-def active_seed(name: str) -> int:
-    """The seed of the draw ``name`` in the active chapter (:func:`~lloydbook.claims.registry.active`): its rows'
-    :meth:`SeededRows.seed`. Outside a chapter (no rows active, or rows that own no seed, as
-    :func:`~lloydbook.claims.registry.start` makes them), the seed that chapter, or one with the key "", would
-    derive at seed value 0."""
-    try:
-        rows = active()
-    except RuntimeError:  # no chapter started
-        return named_seed(0, "", name)
-    return rows.seed(name) if isinstance(rows, SeededRows) else named_seed(0, rows.chapter, name)

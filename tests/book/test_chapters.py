@@ -5,9 +5,9 @@ as ``pass``, as scripts/count_plumbing.py reads them):
 
 (a) the chapter calls ``book.setup("<key>")`` once, with its own key: the notebook's name without the number,
     ``_`` written ``-`` (``06_many_steps`` -> ``many-steps``), a key of ``book.CHAPTERS``;
-(b) no glue name or claim id is typed with its prefix: no ``glue``/``book.glue``/``claims.record``/``decide``
-    called with a literal name (they go through ``ch.glue``, ``ch.record``, ``ch.decide``), and no name given
-    to the chapter object repeats the chapter's prefix;
+(b) no glue name or claim id is typed with its prefix: no ``glue``/``book.glue``/``ch.rows.record``/
+    ``ch.rows.open_row``/``decide`` called with a literal name (they go through ``ch.glue``, ``ch.record``,
+    ``ch.open``, ``ch.decide``), and no name given to the chapter object repeats the chapter's prefix;
 (c) no seed is typed: no ``seed=<integer literal>`` (nor ``seed0=``, ``seeds=``, ``random_state=``...), no
     ``manual_seed(<int>)``, ``np.random.default_rng(<int>)``, ``derive_seed(<int>, ...)`` and the like; a draw's
     seed comes from ``ch.seed("<name>")`` (from ``LLOYD_SEED``), a training run's from the settings (lists of run
@@ -111,7 +111,9 @@ def test_the_chapter_calls_setup_with_its_own_key(path):
 # --- (b) no typed prefix --------------------------------------------------------------------------------------
 
 #: functions that take a full glue name or claim id; a chapter calls its Chapter's methods instead
-BYPASS = {"glue", "book.glue", "glue.glue", "myst_nb.glue", "claims.record", "decide"}
+BYPASS = {"glue", "book.glue", "glue.glue", "myst_nb.glue", "decide", "evidence.decide", "claims.evidence.decide"}
+#: the methods of a chapter's rows (``ch.rows``), which take a full claim id too
+ROWS_BYPASS = ("rows.record", "rows.open_row")
 #: the Chapter's methods whose first argument is a name without the chapter's prefix
 CHAPTER_NAMES = {"glue", "record", "decide", "seed", "name", "claim_id"}
 
@@ -122,10 +124,11 @@ def test_no_glue_name_or_claim_id_is_typed_with_its_prefix(path):
     bad = []
     for i, call in calls(path):
         name = dotted(call.func)
-        if name in BYPASS:
+        if name in BYPASS or name.endswith(tuple("." + m for m in ROWS_BYPASS)):
             arg = named_argument(call, "name", "id", "claim_id")
             if arg is not None and literal_text(arg) is not None:
-                bad.append(f"{where(path, i, call)} (use the chapter: ch.{name.split('.')[-1]}(...))")
+                method = {"open_row": "open"}.get(name.split(".")[-1], name.split(".")[-1])
+                bad.append(f"{where(path, i, call)} (use the chapter: ch.{method}(...))")
         elif isinstance(call.func, ast.Attribute) and call.func.attr in CHAPTER_NAMES | {"glue_many"}:
             if call.func.attr == "glue_many":
                 arg = call.args[0] if call.args else None
@@ -203,10 +206,16 @@ def chapter_names(path: Path) -> set[str]:
 def test_the_claims_table_is_the_last_code_cell(path):
     cells = code_cells(path)
     ch = chapter_names(path)
-    recorders = {f"{n}.{m}" for n in ch for m in ("record", "decide")} | {"claims.record"}
+    recorders = {f"{n}.{m}" for n in ch for m in ("record", "decide", "rows.record")} | {"evidence.decide"}
     found = [(i, dotted(c.func), c) for i, c in calls(path)]
     records = [i for i, name, _ in found if name in recorders]
-    tables = [i for i, name, c in found if name in {f"{n}.table" for n in ch} | {"claims.table"} and not c.args]
+    shown = {f"{n}.rows" for n in ch}  # claims.table(ch.rows) shows the chapter's table, as ch.table() does
+    tables = [
+        i
+        for i, name, c in found
+        if (name in {f"{n}.table" for n in ch} and not c.args)
+        or (name == "claims.table" and c.args and dotted(c.args[0]) in shown)
+    ]
     if not records:
         assert not tables, f"{path.name} shows a claims table but records no claims"
         return

@@ -24,10 +24,9 @@ from lloydbook.tables import Table
 
 @pytest.fixture
 def cache_env(monkeypatch, tmp_path):
-    """A temporary $LLOYD_CACHE, restored after the test; the active claim list reset after it."""
+    """A temporary $LLOYD_CACHE, restored after the test."""
     monkeypatch.setenv("LLOYD_CACHE", str(tmp_path / "cache"))
-    yield tmp_path / "cache"
-    claims.start("lloyd")
+    return tmp_path / "cache"
 
 
 def test_params_reads_the_scale(monkeypatch):
@@ -78,7 +77,8 @@ def test_setup_prints_scale_and_device_and_seeds(capsys, monkeypatch, cache_env)
     b = np.random.rand(2)
     book.setup("construction", seed_value=3)
     assert torch.equal(a, torch.rand(3)) and np.array_equal(b, np.random.rand(2))
-    assert claims.chapter() == "construction"
+    assert isinstance(ch.rows, claims.SeededRows) and ch.rows.chapter == "construction" and len(ch.rows) == 0
+    assert ch.rows.seed_value == 3 and isinstance(ch.judge, evidence.Judge)
 
 
 def test_setup_leaves_the_environment_alone(monkeypatch, cache_env):
@@ -103,7 +103,7 @@ def test_lloyd_seed_reads_the_environment(monkeypatch):
 
 
 def test_setup_takes_the_chapters_seed_from_lloyd_seed(capsys, monkeypatch, cache_env):
-    """LLOYD_SEED is the chapter's seed value: its named seeds, the bootstrap of its evidence (through its rows)
+    """LLOYD_SEED is the chapter's seed value: its named seeds, the bootstrap of its evidence (through its judge)
     and the global generators all move with it; it is printed as the chapter's seed."""
     monkeypatch.delenv("LLOYD_SEED", raising=False)
     zero = book.setup("construction")
@@ -112,13 +112,14 @@ def test_setup_takes_the_chapters_seed_from_lloyd_seed(capsys, monkeypatch, cach
     five = book.setup("construction")
     assert five.seed_value == 5 and "seed=5 (LLOYD_SEED)" in capsys.readouterr().out
     assert five.seed("x") == book.Chapter("construction", seed_value=5).seed("x") != zero.seed("x")
-    assert claims.active() is five.rows and claims.evidence.bootstrap_seed("p") == five.seed("bootstrap: p")
+    assert five.judge.seed_of("p") == five.seed("bootstrap: p") != zero.judge.seed_of("p")
+    assert evidence.Judge.at(5, "construction").seed_of("p") == five.judge.seed_of("p")  # a chapter's judge, at will
+    assert book.setup("construction", seed_value=5).judge.seed_of("p") == five.judge.seed_of("p")
     a = torch.rand(3)
     book.seed(5)
     assert torch.equal(a, torch.rand(3))
     monkeypatch.setenv("LLOYD_SEED", "-5")
     assert_raises_naming(lambda: book.setup("lloyd"), ValueError, ["LLOYD_SEED", "'-5'"])
-    assert claims.chapter() == "construction"  # refused before any rows were started
 
 
 def test_book_reexports_the_settings_of_lloydbook_scales():
@@ -159,7 +160,7 @@ def glued(monkeypatch):
 
 @pytest.fixture
 def started(monkeypatch, cache_env):
-    """A chapter set up at ci scale (its claim list started), for the tests that record claims."""
+    """A chapter set up at ci scale (its rows fresh), for the tests that record claims."""
     monkeypatch.setenv("LLOYD_SCALE", "ci")
     return book.setup("lloyd")
 
@@ -247,11 +248,13 @@ def test_bad_arguments_name_the_argument(monkeypatch):
     assert_raises_naming(lambda: ch.settings([("n", 1)]), ValueError, ["rows", "('n', 1)"])
 
 
-def test_setup_refuses_a_bad_chapter_or_seed_before_doing_anything(monkeypatch, cache_env):
-    claims.start("construction")
+def test_setup_refuses_a_bad_chapter_or_seed_before_doing_anything(capsys, monkeypatch, cache_env):
+    book.seed(4)
+    before = torch.random.get_rng_state()
+    capsys.readouterr()
     assert_raises_naming(lambda: book.setup("nope"), ValueError, ["chapter", "'nope'"])
     assert_raises_naming(lambda: book.setup("lloyd", seed_value=-2), ValueError, ["seed_value"])
-    assert claims.chapter() == "construction"  # no claim list started
+    assert torch.equal(torch.random.get_rng_state(), before) and capsys.readouterr().out == ""  # nothing seeded
 
 
 def _row(**kw):
@@ -262,7 +265,7 @@ def test_record_records_the_claim_and_glues_its_verdict(glued, started):
     assert started.record("monotone", **_row(verdict="reproduced", check=True)) is None  # a cell shows nothing
     (claim,) = started.rows.rows()
     assert claim.id == "lloyd-monotone" and claim.verdict == "reproduced"
-    assert [c.id for c in claims.claims()] == ["lloyd-monotone"]
+    assert [c.id for c in started.rows.claims()] == ["lloyd-monotone"]
     assert glued == {"lloyd-v-monotone": ("reproduced", False)}
     started.record("beyond", **_row(verdict="beyond the paper", check=True))
     assert glued["lloyd-v-beyond"] == ("beyond the paper", False)
@@ -271,7 +274,7 @@ def test_record_records_the_claim_and_glues_its_verdict(glued, started):
 def test_record_glues_nothing_when_the_check_fails(glued, started):
     with pytest.raises(AssertionError, match="lloyd-fails"):
         started.record("fails", **_row(verdict="reproduced", check=False))
-    assert glued == {} and claims.claims() == []
+    assert glued == {} and started.rows.claims() == []
     with pytest.raises(ValueError, match="prefix"):
         started.record("lloyd-monotone", **_row(verdict="reproduced", check=True))
     with pytest.raises(ValueError, match="verdict"):
@@ -283,7 +286,7 @@ def test_decide_records_through_learning_and_glues_the_stated_verdict(glued, sta
     holds, fails = evidence.Evidence("a", "holds", "1 < 2"), evidence.Evidence("b", "fails", "3 > 2")
     row = dict(statement="Two parts", source="a source", paper="both")
     assert started.decide("two-parts", **row, expected="partly", evidence=[holds, fails]) is None  # shows nothing
-    (claim,) = claims.claims()
+    (claim,) = started.rows.claims()
     assert claim.id == "lloyd-two-parts" and claim.verdict == "partly" and "a: holds (1 < 2)" in claim.ours
     assert glued == {"lloyd-v-two-parts": ("partly", False)}
     with pytest.raises(AssertionError, match="lloyd-wrong"):  # the parts support "reproduced", not "partly"
@@ -308,20 +311,20 @@ def test_table_shows_the_chapters_claims(glued, started):
 
 
 def test_each_chapter_owns_its_rows(glued, started):
-    """``ch.rows`` are the chapter's own: another Chapter's claims never land in them, and setup makes them the
-    active rows that the module-level claims functions (the GPU sections' verdicts) record into."""
-    assert claims.active() is started.rows and started.rows.chapter == "lloyd"
+    """``ch.rows`` are the chapter's own: another Chapter's claims never land in them, and what records a row without
+    the chapter's ``record`` (the GPU sections' verdicts) is given its rows."""
+    assert started.rows.chapter == "lloyd"
     other = book.Chapter("lloyd")
     other.record("elsewhere", **_row(verdict="reproduced", check=True))
     started.record("here", **_row(verdict="reproduced", check=True))
-    claims.record("lloyd-module-level", **_row(verdict="reproduced", check=True))
+    started.rows.record("lloyd-given-the-rows", **_row(verdict="reproduced", check=True))
     assert [r.id for r in other.rows.rows()] == ["lloyd-elsewhere"]
-    assert [r.id for r in started.rows.rows()] == ["lloyd-here", "lloyd-module-level"] == [r.id for r in claims.rows()]
+    assert [r.id for r in started.rows.rows()] == ["lloyd-here", "lloyd-given-the-rows"]
     glued.clear()
-    other.table()  # glues the other chapter's rows, not the active ones
+    other.table()  # glues the other chapter's rows, not the started one's
     assert json.loads(glued[claims.glue_keys("lloyd")["rows"]][0])["rows"][0]["id"] == "lloyd-elsewhere"
-    again = book.setup("lloyd")  # a new chapter: fresh rows, active
-    assert claims.active() is again.rows and claims.rows() == [] and len(started.rows) == 2
+    again = book.setup("lloyd")  # a new chapter: fresh rows
+    assert again.rows is not started.rows and again.rows.rows() == [] and len(started.rows) == 2
 
 
 def test_open_rows_and_settings_through_the_chapter(monkeypatch):

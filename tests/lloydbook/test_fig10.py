@@ -17,8 +17,8 @@ def groups(tmp_path_factory):
     return training.group(runs, "d", "tau", "embedding", "loss")
 
 
-def test_every_finding_of_figure_10_is_stated_with_its_runs_and_parts(groups):
-    parts = fig10.parts(groups, 2, [0.1, 1.0, 0.25], ["OH", "BN", "NA"], ["NE", "L2"])
+def test_every_finding_of_figure_10_is_stated_with_its_runs_and_parts(groups, judge):
+    parts = fig10.parts(groups, 2, [0.1, 1.0, 0.25], ["OH", "BN", "NA"], ["NE", "L2"], judge=judge)
     assert list(parts) == [
         "l2-lower-train-loss",
         "ne-tau1-fails",
@@ -39,17 +39,17 @@ def test_every_finding_of_figure_10_is_stated_with_its_runs_and_parts(groups):
     assert "tau=1" in parts["ne-tau1-fails"].statement and "(0.1)" in parts["tau01-beats-lloyd"].statement
 
 
-def test_without_na_or_enough_settings(groups):
-    parts = fig10.parts(groups, 2, [1.0, 0.1], ["OH", "BN"], ["L2"])
+def test_without_na_or_enough_settings(groups, judge):
+    parts = fig10.parts(groups, 2, [1.0, 0.1], ["OH", "BN"], ["L2"], judge=judge)
     assert [e.part for e in parts["tau01-beats-lloyd"].evidence] == ["OH and BN below 1 (tau=0.1)"]
     with pytest.raises(ValueError, match="two taus"):
-        fig10.parts(groups, 2, [0.1], ["OH", "BN"], ["L2"])
+        fig10.parts(groups, 2, [0.1], ["OH", "BN"], ["L2"], judge=judge)
     with pytest.raises(ValueError, match="OH and BN"):
-        fig10.parts(groups, 2, [1.0, 0.1], ["OH", "NA"], ["L2"])
+        fig10.parts(groups, 2, [1.0, 0.1], ["OH", "NA"], ["L2"], judge=judge)
 
 
-def test_the_statements_are_the_parts_statements(groups):
-    parts = fig10.parts(groups, 2, [0.1, 1.0, 0.25], ["OH", "BN", "NA"], ["NE", "L2"])
+def test_the_statements_are_the_parts_statements(groups, judge):
+    parts = fig10.parts(groups, 2, [0.1, 1.0, 0.25], ["OH", "BN", "NA"], ["NE", "L2"], judge=judge)
     said = fig10.statements([1.0, 0.25, 0.1])
     assert list(said) == list(parts)
     assert all(said[name] == (p.statement, p.paper) for name, p in parts.items())
@@ -87,36 +87,36 @@ def test_missing_text_names_the_runs_by_setting():
     assert findings.missing_text([], "tau") == "none"
 
 
-def test_recorded_parts_decide_what_is_recorded_and_name_what_is_missing(groups):
+def test_recorded_parts_decide_what_is_recorded_and_name_what_is_missing(groups, judge):
     E, L_, taus = ["OH", "BN", "NA"], ["NE", "L2"], [1.0, 0.25, 0.1]
     every = _runs_of(groups, taus, (0, 1, 2))
     tiers = [[r.config for r in every if r.config.seed in s] for s in ((0, 1), (2,))]
     recorded = [r for r in every if r.config.seed in (0, 1) and r.config.tau != 0.25]  # tau 0.25 and seed 2 missing
     missing = [c for tier in tiers for c in tier if c not in [r.config for r in recorded]]
     rec = fig10.recorded_groups(recorded, 2, taus, E, L_, seed_sets=((0, 1, 2), (0, 1)))
-    parts = fig10.recorded_parts(rec, missing, tiers, 2, taus, E, L_)
+    parts = fig10.recorded_parts(rec, missing, tiers, 2, taus, E, L_, judge=judge)
     assert list(parts) == list(fig10.statements(taus))
     assert parts["oh-faster-than-bn"].evidence[0].outcome in OUTCOMES and len(parts["oh-faster-than-bn"].runs) == 4
     ordered = parts["larger-tau-ordered"]  # reads every tau: open, naming the runs it lacks
     assert [e.outcome for e in ordered.evidence] == ["undetermined"]
     assert ordered.evidence[0].text.startswith(f"{len(recorded)} of {len(every)} recorded; missing: ")
     assert "tau=0.25 OH:NE seeds 0-2" in ordered.evidence[0].text and "tau=1 OH:NE seed 2" in ordered.evidence[0].text
-    nothing = fig10.recorded_parts(findings.Recorded({}, (), ()), missing, tiers, 2, taus, E, L_)
+    nothing = fig10.recorded_parts(findings.Recorded({}, (), ()), missing, tiers, 2, taus, E, L_, judge=judge)
     assert all(p.evidence[0].outcome == "undetermined" and p.runs for p in nothing.values())
 
 
-def test_the_collapse_holds_where_ne_spreads_less_than_a_quarter_and_than_l2():
+def test_the_collapse_holds_where_ne_spreads_less_than_a_quarter_and_than_l2(judge):
     rng = np.random.default_rng(0)
     spread = {(e, l): (0.1 if l == "NE" else 0.8) + 0.01 * rng.random(10) for e in ("OH", "BN") for l in ("NE", "L2")}
-    part = fig10.collapse(spread, ["run"] * 40, ("OH", "BN"))
+    part = fig10.collapse(spread, ["run"] * 40, ("OH", "BN"), judge=judge)
     assert [e.outcome for e in part.evidence] == ["holds", "holds"] and part.runs == ["run"] * 40
     assert [c.part for c in part.evidence[1].cells] == ["OH", "BN"] and "for every embedding" in part.statement
     spread[("BN", "NE")] = spread[("BN", "L2")] + 0.1
-    assert [e.outcome for e in fig10.collapse(spread, [], ("OH", "BN")).evidence] == ["fails", "fails"]
+    assert [e.outcome for e in fig10.collapse(spread, [], ("OH", "BN"), judge=judge).evidence] == ["fails", "fails"]
     with pytest.raises(
         ValueError, match=r"spread must hold every embedding's NE and L2 spreads; missing \[\('NA', 'NE'\)"
     ):
-        fig10.collapse(spread, [], ("OH", "NA"))
+        fig10.collapse(spread, [], ("OH", "NA"), judge=judge)
 
 
 # ----------------------------------------------------------------------------------------- made-up runs
@@ -144,18 +144,18 @@ def made_up(curve=curve):
     return {(4, t, e, l): [one(t, e, l, s) for s in range(10)] for t in TAUS for e in EMBS for l in LOSSES}
 
 
-def test_runs_that_look_like_the_papers_figure_reproduce_every_finding():
-    parts = fig10.parts(made_up(), 4, TAUS, EMBS, LOSSES)
+def test_runs_that_look_like_the_papers_figure_reproduce_every_finding(judge):
+    parts = fig10.parts(made_up(), 4, TAUS, EMBS, LOSSES, judge=judge)
     assert {name: verdict_of(p.evidence) for name, p in parts.items()} == dict.fromkeys(parts, "reproduced")
     assert not any(findings.undecided(p) for p in parts.values())
 
 
-def test_runs_that_contradict_the_paper_fail():
+def test_runs_that_contradict_the_paper_fail(judge):
     def bn_above_lloyd(tau, emb, loss):
         return np.full(11, 1.2) if emb == "BN" and tau == 0.1 else curve(tau, emb, loss)
 
-    beats = fig10.parts(made_up(bn_above_lloyd), 4, TAUS, EMBS, LOSSES)["tau01-beats-lloyd"]
+    beats = fig10.parts(made_up(bn_above_lloyd), 4, TAUS, EMBS, LOSSES, judge=judge)["tau01-beats-lloyd"]
     assert [e.outcome for e in beats.evidence] == ["fails", "holds"]  # OH and BN below 1; NA above 1
     assert verdict_of(beats.evidence) == "partly"
     with pytest.raises(ValueError, match="L2"):
-        fig10.parts(made_up(), 4, TAUS, EMBS, ["NE"])
+        fig10.parts(made_up(), 4, TAUS, EMBS, ["NE"], judge=judge)

@@ -30,8 +30,8 @@ def grid(zigzag=(1.0,), d=4, config=False):
     }
 
 
-def test_the_papers_findings_at_d4_and_the_one_beyond_it():
-    parts = fig11.parts(grid(zigzag=(0.1, 1.0)), 4, LRS, EMBS, LOSSES)
+def test_the_papers_findings_at_d4_and_the_one_beyond_it(judge):
+    parts = fig11.parts(grid(zigzag=(0.1, 1.0)), 4, LRS, EMBS, LOSSES, judge=judge)
     assert list(parts) == ["lr-small-monotone-slow", "lr-large-nonmonotone-worse", "lr-01-large"] == list(fig11.SOURCES)
     assert all(e.outcome == "holds" for p in parts.values() for e in p.evidence)
     small, large, beyond = parts.values()
@@ -42,8 +42,8 @@ def test_the_papers_findings_at_d4_and_the_one_beyond_it():
     assert "names only eta=1" in beyond.statement and "margin 0.05" in beyond.evidence[1].text
 
 
-def test_at_d32_every_rate_from_0_1_is_large_and_a_good_one_fails():
-    parts = fig11.parts(grid(zigzag=(1.0,), d=32), 32, LRS, EMBS, LOSSES)
+def test_at_d32_every_rate_from_0_1_is_large_and_a_good_one_fails(judge):
+    parts = fig11.parts(grid(zigzag=(1.0,), d=32), 32, LRS, EMBS, LOSSES, judge=judge)
     assert "lr-01-large" not in parts  # 0.1 is one of the paper's large rates there
     large = parts["lr-large-nonmonotone-worse"]
     assert "(eta in {0.1, 1} at d=32)" in large.statement
@@ -53,22 +53,24 @@ def test_at_d32_every_rate_from_0_1_is_large_and_a_good_one_fails():
     assert findings.undecided(large)[0] == "undetermined"  # an open row, not a failed check
 
 
-def test_at_d32_where_both_large_rates_zigzag_the_papers_findings_hold():
-    parts = fig11.parts(grid(zigzag=(0.1, 1.0), d=32), 32, LRS, EMBS, LOSSES)
+def test_at_d32_where_both_large_rates_zigzag_the_papers_findings_hold(judge):
+    parts = fig11.parts(grid(zigzag=(0.1, 1.0), d=32), 32, LRS, EMBS, LOSSES, judge=judge)
     assert [verdict_of(p.evidence) for p in parts.values()] == ["reproduced"] * 2
     assert parts["lr-large-nonmonotone-worse"].evidence[0].text.startswith("2 cells: 2 holds")
 
 
-def test_large_rates_given_at_d():
-    large = fig11.parts(grid(zigzag=(0.1, 1.0), d=32), 32, LRS, EMBS, LOSSES, large=1.0)["lr-large-nonmonotone-worse"]
+def test_large_rates_given_at_d(judge):
+    large = fig11.parts(grid(zigzag=(0.1, 1.0), d=32), 32, LRS, EMBS, LOSSES, large=1.0, judge=judge)[
+        "lr-large-nonmonotone-worse"
+    ]
     assert "(eta=1 at d=32)" in large.statement and large.evidence[0].text.startswith("1 cells: 1 holds")
     with pytest.raises(ValueError, match="lrs must hold a rate below 0.01"):  # a "large" rate that is the default
-        fig11.parts(grid(), 4, LRS, EMBS, LOSSES, large=0.01)
+        fig11.parts(grid(), 4, LRS, EMBS, LOSSES, large=0.01, judge=judge)
 
 
-def test_bad_rates_name_the_argument():
+def test_bad_rates_name_the_argument(judge):
     with pytest.raises(ValueError, match="lrs must hold a rate below 0.01"):
-        fig11.parts(grid(), 4, (0.01, 0.1, 1.0), EMBS, LOSSES)
+        fig11.parts(grid(), 4, (0.01, 0.1, 1.0), EMBS, LOSSES, judge=judge)
     with pytest.raises(ValueError, match="lrs must hold a rate below 0.01"):
         fig11.large_rates(4, (0.001, 0.1, 1.0))  # no default rate
     with pytest.raises(ValueError, match="large must be given at d=8"):
@@ -76,9 +78,9 @@ def test_bad_rates_name_the_argument():
     assert fig11.large_rates(8, LRS, 0.1) == [0.1, 1.0] and fig11.large_rates(4, LRS) == [1.0]
 
 
-def test_a_part_is_decided_with_the_learning_rate_in_its_setting():
+def test_a_part_is_decided_with_the_learning_rate_in_its_setting(judge):
     ch = book.Chapter("shapes")
-    part = fig11.parts(grid(config=True), 4, LRS, EMBS, LOSSES)["lr-small-monotone-slow"]
+    part = fig11.parts(grid(config=True), 4, LRS, EMBS, LOSSES, judge=judge)["lr-small-monotone-slow"]
     fields = ("n", "d", "k", "lr", "embedding", "loss")
     findings.decide(
         ch, "lr-small-monotone-slow", part, source="s", paper_setting=dict(n=512), decides="-", fields=fields

@@ -22,8 +22,8 @@ def grid(ns, worse=()):
     }
 
 
-def test_little_difference_and_too_few_points_at_this_builds_scale():
-    parts = fig13.parts(grid((16, 32, 64), worse=(16,)), [64, 16, 32], 32, EMBS, LOSSES, k=6)
+def test_little_difference_and_too_few_points_at_this_builds_scale(judge):
+    parts = fig13.parts(grid((16, 32, 64), worse=(16,)), [64, 16, 32], 32, EMBS, LOSSES, k=6, judge=judge)
     little, few = parts["n-little-difference"], parts["n-too-few-points"]
     assert list(parts) == list(fig13.SOURCES)
     assert "at n=64" in little.statement and "n=32's, for OH, BN with L2" in little.statement
@@ -33,8 +33,8 @@ def test_little_difference_and_too_few_points_at_this_builds_scale():
     assert [e.outcome for e in few.evidence] == ["holds", "holds"] and "unpaired" in few.evidence[0].cells[0].text
 
 
-def test_at_the_papers_n_every_n_is_compared_and_too_few_points_is_undetermined():
-    parts = fig13.parts(grid(NS, worse=(128,)), NS, 512, EMBS, LOSSES, k=6)
+def test_at_the_papers_n_every_n_is_compared_and_too_few_points_is_undetermined(judge):
+    parts = fig13.parts(grid(NS, worse=(128,)), NS, 512, EMBS, LOSSES, k=6, judge=judge)
     little, few = parts["n-little-difference"], parts["n-too-few-points"]
     assert "at n=128, 256, 1024" in little.statement
     assert [e.outcome for e in little.evidence] == ["fails", "fails"]  # n=128 ends 0.2 higher
@@ -42,25 +42,26 @@ def test_at_the_papers_n_every_n_is_compared_and_too_few_points_is_undetermined(
     assert "no n of 128, 256, 512, 1024 has fewer than 3" in few.evidence[0].text and len(few.runs) == 20
 
 
-def test_at_the_papers_n_little_difference_reads_every_n_against_n0():
-    little = fig13.parts(grid(NS), NS, 512, EMBS, LOSSES, k=6)["n-little-difference"]
+def test_at_the_papers_n_little_difference_reads_every_n_against_n0(judge):
+    little = fig13.parts(grid(NS), NS, 512, EMBS, LOSSES, k=6, judge=judge)["n-little-difference"]
     assert verdict_of(little.evidence) == "reproduced"
     assert all(e.text.startswith("3 cells: 3 holds") for e in little.evidence)  # n=128, 256, 1024 against 512
 
 
-def test_only_the_n_with_enough_points_per_cluster_are_compared():
-    parts = fig13.parts(grid(NS, worse=(128,)), NS, 512, EMBS, LOSSES, k=64)  # 128 / 64 < 3 points per cluster
+def test_only_the_n_with_enough_points_per_cluster_are_compared(judge):
+    # 128 / 64 < 3 points per cluster
+    parts = fig13.parts(grid(NS, worse=(128,)), NS, 512, EMBS, LOSSES, k=64, judge=judge)
     little, few = parts["n-little-difference"], parts["n-too-few-points"]
     assert "at n=256, 1024" in little.statement and verdict_of(little.evidence) == "reproduced"
     assert "n=128 points per task" in few.statement and verdict_of(few.evidence) == "reproduced"
 
 
-def test_bad_reference_or_nothing_to_compare_names_the_argument():
+def test_bad_reference_or_nothing_to_compare_names_the_argument(judge):
     G = grid((16, 32))
     with pytest.raises(ValueError, match="n0 must be one of ns"):
-        fig13.parts(G, (16, 32), 64, EMBS, LOSSES, k=6)
+        fig13.parts(G, (16, 32), 64, EMBS, LOSSES, k=6, judge=judge)
     with pytest.raises(ValueError, match="n0 must be one of ns"):
-        fig13.parts(G, (16, 32), 16, EMBS, LOSSES, k=6)  # 16 / 6 < 3 points per cluster
+        fig13.parts(G, (16, 32), 16, EMBS, LOSSES, k=6, judge=judge)  # 16 / 6 < 3 points per cluster
     with pytest.raises(ValueError, match="ns must hold an n besides n0=32"):
-        fig13.parts(G, (16, 32), 32, EMBS, LOSSES, k=6)
+        fig13.parts(G, (16, 32), 32, EMBS, LOSSES, k=6, judge=judge)
     assert np.isclose(fig13.N_TOL, 0.05) and fig13.MIN_PPC == 3

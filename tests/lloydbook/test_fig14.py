@@ -78,9 +78,9 @@ def test_gap_shapes_follow_the_seeds():
 
 
 # ----------------------------------------------------------------------------------------- the findings
-def test_both_gaps_shrink_with_d_read_at_the_smallest_and_largest_d():
+def test_both_gaps_shrink_with_d_read_at_the_smallest_and_largest_d(judge):
     G = grid(ds=(4, 16, 32))
-    parts = fig14.parts(G, [32, 4, 16], 0.1)
+    parts = fig14.parts(G, [32, 4, 16], 0.1, judge=judge)
     assert list(parts) == ["d-oh-bn-gap-shrinks", "d-ne-l2-gap-shrinks"] == list(fig14.SOURCES)
     oh_bn, ne_l2 = parts.values()
     assert len(oh_bn.runs) == 2 * 2 * 10 and len(ne_l2.runs) == 2 * 4 * 10  # d=4 and 32; its cells; seeds
@@ -90,18 +90,18 @@ def test_both_gaps_shrink_with_d_read_at_the_smallest_and_largest_d():
 
 
 @pytest.mark.parametrize("tau", [0.25, 0.1])
-def test_both_gaps_shrink_at_every_tau(tau):
-    parts = fig14.parts(grid(), (4, 32), tau)
+def test_both_gaps_shrink_at_every_tau(tau, judge):
+    parts = fig14.parts(grid(), (4, 32), tau, judge=judge)
     assert [verdict_of(p.evidence) for p in parts.values()] == ["reproduced"] * 2
     assert all(f"tau={tau:g})" in p.statement for p in parts.values())
     assert "Thm. 3.1" in fig14.SOURCES["d-oh-bn-gap-shrinks"]
 
 
-def test_a_gap_that_grows_with_d_fails_and_one_d_is_refused():
-    parts = fig14.parts(grid(shrinks=False), (4, 32), 0.25)
+def test_a_gap_that_grows_with_d_fails_and_one_d_is_refused(judge):
+    parts = fig14.parts(grid(shrinks=False), (4, 32), 0.25, judge=judge)
     assert all(isinstance(e, Evidence) and e.outcome == "fails" for p in parts.values() for e in p.evidence)
     with pytest.raises(ValueError, match="ds must hold at least 2 dimensions"):
-        fig14.parts(grid(), [4], 0.1)
+        fig14.parts(grid(), [4], 0.1, judge=judge)
 
 
 def test_named_marks_every_tau_but_the_smallest():

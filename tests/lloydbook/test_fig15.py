@@ -61,9 +61,10 @@ def grid(cases, ks, oh_diverged=()):
     }
 
 
-def test_this_builds_panel_reads_three_findings():
+def test_this_builds_panel_reads_three_findings(judge):
     G = grid([(4, 0.1)], (6, 10, 16))
-    parts = fig15.parts(G, [[4, 0.1]], (6, 10), EMBS, ("L2",), n=32)  # the k read: at least 3 points per cluster
+    # the k read: at least 3 points per cluster
+    parts = fig15.parts(G, [[4, 0.1]], (6, 10), EMBS, ("L2",), n=32, judge=judge)
     assert list(parts) == ["k-bn-degrades", "k-oh-insensitive", "k-bn-below-na"]
     assert all(e.outcome == "holds" for p in parts.values() for e in p.evidence)
     degrades, insensitive, below = parts.values()
@@ -73,10 +74,10 @@ def test_this_builds_panel_reads_three_findings():
     assert below.evidence[0].part == "NA lower than BN at k=10" and "paired by seed" in below.evidence[0].text
 
 
-def test_every_panel_reads_four_findings_and_oh_on_its_stable_runs():
+def test_every_panel_reads_four_findings_and_oh_on_its_stable_runs(judge):
     cases = [(4, 1.0), (4, 0.1), (32, 1.0), (32, 0.1)]
     G = grid(cases, (6, 10, 16, 25), oh_diverged=(0, 1))
-    parts = fig15.parts(G, cases, (6, 10, 16, 25), EMBS, LOSSES, n=512)
+    parts = fig15.parts(G, cases, (6, 10, 16, 25), EMBS, LOSSES, n=512, judge=judge)
     assert list(parts) == list(fig15.SOURCES)
     assert [e.part for e in parts["k-bn-degrades"].evidence] == [
         "BN lower at k=6 than at k=25, d=4, tau=1",
@@ -90,16 +91,16 @@ def test_every_panel_reads_four_findings_and_oh_on_its_stable_runs():
     assert "OH unstable in 8 of 40 runs" in unstable.evidence[0].text  # seeds 0 and 1 in each (tau, loss)
 
 
-def test_too_few_stable_runs_fail_and_clipped_runs_are_refused():
+def test_too_few_stable_runs_fail_and_clipped_runs_are_refused(judge):
     G = grid([(32, 0.1)], (6, 25), oh_diverged=range(9))
-    parts = fig15.parts(G, [(32, 0.1)], (6, 25), EMBS, LOSSES, n=512)
+    parts = fig15.parts(G, [(32, 0.1)], (6, 25), EMBS, LOSSES, n=512, judge=judge)
     assert parts["k-oh-insensitive"].evidence[0].cells[0].outcome == "fails"  # 1 stable run at k=25
     assert parts["k-oh-unstable"].evidence[0].outcome == "fails"  # most OH runs unstable: not the paper's 3 of 10
     G[(32, 0.1, 25, "NA", "NE")] = [run(falls(20), s, config=SimpleNamespace(seed=s, clip=1.0)) for s in range(10)]
     with pytest.raises(ValueError, match="without gradient clipping"):
-        fig15.parts(G, [(32, 0.1)], (6, 25), EMBS, LOSSES, n=512)
+        fig15.parts(G, [(32, 0.1)], (6, 25), EMBS, LOSSES, n=512, judge=judge)
     with pytest.raises(ValueError, match="need two k, OH and BN and L2"):
-        fig15.parts(G, [(32, 0.1)], (6, 25), EMBS, ("NE",), n=512)
+        fig15.parts(G, [(32, 0.1)], (6, 25), EMBS, ("NE",), n=512, judge=judge)
 
 
 # ----------------------------------------------------------------------------------------- recorded at n=512
@@ -118,31 +119,31 @@ def _recorded(ks, seeds):
     ]
 
 
-def test_statements_are_the_words_of_the_parts():
+def test_statements_are_the_words_of_the_parts(judge):
     say = fig15.statements([(4, 0.1)], [6, 25], EMBS, n=512)
-    parts = fig15.parts(grid([(4, 0.1)], [6, 25]), [(4, 0.1)], [6, 25], EMBS, LOSSES, n=512)
+    parts = fig15.parts(grid([(4, 0.1)], [6, 25]), [(4, 0.1)], [6, 25], EMBS, LOSSES, n=512, judge=judge)
     assert list(say) == ["k-bn-degrades", "k-oh-insensitive", "k-bn-below-na"]
     assert all((parts[name].statement, parts[name].paper) == say[name] for name in say)
     assert "20.48 points per cluster at k=25" in say["k-oh-insensitive"][0]
     assert "k-bn-below-na" not in fig15.statements([(4, 0.1)], [6, 25], ("OH", "BN"), n=512)
 
 
-def test_recorded_parts_decide_the_extremes_first_and_name_what_is_missing():
+def test_recorded_parts_decide_the_extremes_first_and_name_what_is_missing(judge):
     ks, embs = [6, 10, 16, 25], EMBS
     every = _recorded(ks, range(10))
     tiers = [[r.config for r in every if r.config.k in kk and r.config.seed in ss] for kk in ((6, 25), (10, 16))
              for ss in (range(5), range(5, 10))]  # fmt: skip
     have = [r for r in every if r.config.k in (6, 25) and r.config.seed < 5]  # the first tier only
     missing = [c for tier in tiers for c in tier if c not in [r.config for r in have]]
-    parts = fig15.recorded_parts(have, missing, tiers, (4, 0.1), ks, embs, n=512)
+    parts = fig15.recorded_parts(have, missing, tiers, (4, 0.1), ks, embs, n=512, judge=judge)
     assert parts["k-bn-degrades"].evidence[0].outcome == "holds" and len(parts["k-bn-degrades"].runs) == 10
     assert parts["k-bn-below-na"].evidence[0].outcome == "holds"
     oh = parts["k-oh-insensitive"]  # reads every k: open, naming the runs it lacks
     assert [e.outcome for e in oh.evidence] == ["undetermined"] and "k=10 OH:L2 seeds 0-9" in oh.evidence[0].text
     assert oh.evidence[0].text.startswith("10 of 40 recorded; missing: ") and "BN" not in oh.evidence[0].text
-    done = fig15.recorded_parts(every, [], tiers, (4, 0.1), ks, embs, n=512)
+    done = fig15.recorded_parts(every, [], tiers, (4, 0.1), ks, embs, n=512, judge=judge)
     assert done["k-oh-insensitive"].evidence[0].outcome == "holds" and len(done["k-oh-insensitive"].runs) == 40
-    nothing = fig15.recorded_parts([], [r.config for r in every], tiers, (4, 0.1), ks, embs, n=512)
+    nothing = fig15.recorded_parts([], [r.config for r in every], tiers, (4, 0.1), ks, embs, n=512, judge=judge)
     assert all(p.evidence[0].outcome == "undetermined" and p.runs for p in nothing.values())
     below = nothing["k-bn-below-na"]  # an open row names only the runs its finding reads
     assert {(c.k, c.embedding) for c in below.runs} == {(25, "NA"), (25, "BN")} and len(below.runs) == 10
@@ -164,12 +165,12 @@ def paper_grid(oh_unstable=(0, 1, 2)):
     return {**grid(CASES, KS), (32, 0.1, 25, "OH", "L2"): [oh(s) for s in range(10)]}
 
 
-def paper_parts(G, cases=CASES, ks=KS, embeddings=EMBS):
-    return fig15.parts(G, cases, ks, embeddings, LOSSES, n=512)
+def paper_parts(G, cases=CASES, ks=KS, embeddings=EMBS, *, judge):
+    return fig15.parts(G, cases, ks, embeddings, LOSSES, n=512, judge=judge)
 
 
-def test_three_oh_runs_unstable_at_d32_k25_reproduce_every_finding():
-    parts = paper_parts(paper_grid())
+def test_three_oh_runs_unstable_at_d32_k25_reproduce_every_finding(judge):
+    parts = paper_parts(paper_grid(), judge=judge)
     assert [verdict_of(p.evidence) for p in parts.values()] == ["reproduced"] * 4
     degrades, insensitive, _, unstable = parts.values()
     assert [e.part for e in degrades.evidence] == [f"BN lower at k=6 than at k=25, d=4, tau={t}" for t in (1, 0.1)]
@@ -180,42 +181,42 @@ def test_three_oh_runs_unstable_at_d32_k25_reproduce_every_finding():
 
 
 @pytest.mark.parametrize("oh_unstable, verdict", [((), "not reproduced"), (range(6), "partly")], ids=["none", "most"])
-def test_instability_that_no_rerun_would_call_the_papers_fails(oh_unstable, verdict):
+def test_instability_that_no_rerun_would_call_the_papers_fails(oh_unstable, verdict, judge):
     """No unstable OH run (nor fewer BN ones), or most of a setting's (6 of 10): not the paper's 3 of 10."""
-    unstable = paper_parts(paper_grid(oh_unstable))["k-oh-unstable"]
+    unstable = paper_parts(paper_grid(oh_unstable), judge=judge)["k-oh-unstable"]
     assert unstable.evidence[0].outcome == "fails" and verdict_of(unstable.evidence) == verdict
 
 
-def test_bn_flat_in_k_is_undecided_and_not_below_na():
+def test_bn_flat_in_k_is_undecided_and_not_below_na(judge):
     G = paper_grid()
     for key in G:
         if key[3] == "BN":
             G[key] = [run(falls(20), s) for s in range(10)]
-    parts = paper_parts(G)
+    parts = paper_parts(G, judge=judge)
     assert undecided(parts["k-bn-degrades"])[0] == "undetermined"  # the same medians at every k: an open row
     assert verdict_of(parts["k-bn-below-na"].evidence) == "not reproduced"  # BN stays below NA
 
 
-def test_a_panel_without_d4_or_k25_reads_only_ohs_insensitivity():
-    assert list(paper_parts(paper_grid(), cases=[(32, 1.0)], ks=(6, 10))) == ["k-oh-insensitive"]
-    assert list(paper_parts(paper_grid(), cases=[[4, 1.0]], embeddings=("OH", "BN"))) == [
+def test_a_panel_without_d4_or_k25_reads_only_ohs_insensitivity(judge):
+    assert list(paper_parts(paper_grid(), cases=[(32, 1.0)], ks=(6, 10), judge=judge)) == ["k-oh-insensitive"]
+    assert list(paper_parts(paper_grid(), cases=[[4, 1.0]], embeddings=("OH", "BN"), judge=judge)) == [
         "k-bn-degrades",
         "k-oh-insensitive",
     ]
     with pytest.raises(ValueError, match="need two k"):
-        paper_parts(paper_grid(), ks=(6,))
+        paper_parts(paper_grid(), ks=(6,), judge=judge)
 
 
-def test_oh_with_no_stable_run_at_a_middle_k_is_not_insensitive():
+def test_oh_with_no_stable_run_at_a_middle_k_is_not_insensitive(judge):
     G = paper_grid(oh_unstable=())
     G[(4, 1.0, 10, "OH", "L2")] = [run(falls(20), s, status="diverged") for s in range(10)]
-    insensitive = paper_parts(G, cases=[(4, 1.0)])["k-oh-insensitive"]
+    insensitive = paper_parts(G, cases=[(4, 1.0)], judge=judge)["k-oh-insensitive"]
     assert verdict_of(insensitive.evidence) == "not reproduced"
     assert insensitive.evidence[0].cells[0].part == "k=10 (10 and 0 stable runs)"
 
 
 @pytest.mark.parametrize("by, verdict", [(2 * fig15.K_TOL, "not reproduced"), (0.4 * fig15.K_TOL, "reproduced")])
-def test_oh_at_a_large_k_is_insensitive_only_within_the_tolerance(by, verdict):
+def test_oh_at_a_large_k_is_insensitive_only_within_the_tolerance(by, verdict, judge):
     G = paper_grid()
     G[(4, 1.0, 25, "OH", "L2")] = [run(falls(20, 0.9 + by), s) for s in range(10)]  # OH's median higher at k=25
-    assert verdict_of(paper_parts(G, cases=[(4, 1.0)])["k-oh-insensitive"].evidence) == verdict
+    assert verdict_of(paper_parts(G, cases=[(4, 1.0)], judge=judge)["k-oh-insensitive"].evidence) == verdict

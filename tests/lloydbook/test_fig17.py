@@ -77,8 +77,8 @@ def grid(bn_fast_at_16=False):
     return {(d, k, n, e): [one(d, k, e, s) for s in range(10)] for d, k in CASES for n in NS for e in ("OH", "BN")}
 
 
-def test_bn_slower_at_16_and_initially_faster_at_32():
-    parts = fig17.parts(grid(), CASES, NS)
+def test_bn_slower_at_16_and_initially_faster_at_32(judge):
+    parts = fig17.parts(grid(), CASES, NS, judge=judge)
     assert list(parts) == ["wallclock-bn-slower", "wallclock-bn-initially-faster"] == list(fig17.CASES)
     assert [verdict_of(p.evidence) for p in parts.values()] == ["reproduced"] * 2
     assert not any(p.unmet for p in parts.values())
@@ -87,34 +87,34 @@ def test_bn_slower_at_16_and_initially_faster_at_32():
     assert "ms per step OH 1.00" in slower.evidence[0].part and "margin 0.01" in slower.evidence[0].text
 
 
-def test_runs_that_contradict_the_paper_fail():
-    parts = fig17.parts(grid(bn_fast_at_16=True), CASES, NS)
+def test_runs_that_contradict_the_paper_fail(judge):
+    parts = fig17.parts(grid(bn_fast_at_16=True), CASES, NS, judge=judge)
     assert verdict_of(parts["wallclock-bn-slower"].evidence) == "not reproduced"
     assert verdict_of(parts["wallclock-bn-initially-faster"].evidence) == "reproduced"
 
 
-def test_only_the_findings_of_the_cases_given():
-    faster = fig17.parts(grid(), [[32, 25]], NS)  # a case given as a list
+def test_only_the_findings_of_the_cases_given(judge):
+    faster = fig17.parts(grid(), [[32, 25]], NS, judge=judge)  # a case given as a list
     assert list(faster) == ["wallclock-bn-initially-faster"]
     assert "ms per step OH 1.00, BN 0.50" in faster["wallclock-bn-initially-faster"].evidence[0].part
-    slower = fig17.parts(grid(), [(16, 16)], [512])
+    slower = fig17.parts(grid(), [(16, 16)], [512], judge=judge)
     assert list(slower) == ["wallclock-bn-slower"] and len(slower["wallclock-bn-slower"].evidence) == 1
-    assert fig17.parts(grid(), [(8, 8)], NS) == {}  # neither of the paper's cases
+    assert fig17.parts(grid(), [(8, 8)], NS, judge=judge) == {}  # neither of the paper's cases
 
 
-def test_bn_slower_only_when_clearly_so():
+def test_bn_slower_only_when_clearly_so(judge):
     def shifted(by):  # at d=k=16, BN's curve is OH's raised by ``by`` on the same clock
         G = grid()
         for n in NS:
             G[(16, 16, n, "BN")] = [run(falls(20) + by, s) for s in range(10)]
             G[(16, 16, n, "OH")] = [run(falls(20), s) for s in range(10)]
-        return fig17.parts(G, [(16, 16)], NS)["wallclock-bn-slower"]
+        return fig17.parts(G, [(16, 16)], NS, judge=judge)["wallclock-bn-slower"]
 
     assert verdict_of(shifted(fig17.CLEAR / 2).evidence) == "not reproduced"  # above OH's, by less than CLEAR
     assert verdict_of(shifted(2 * fig17.CLEAR).evidence) == "reproduced"
 
 
-def test_initially_is_the_first_quarter_of_the_time():
+def test_initially_is_the_first_quarter_of_the_time(judge):
     G = grid()
     early = np.r_[1.5, 1.0, 0.95, 0.95, np.full(7, 1.3)]  # BN below OH's falls(20) until step 30, above after
     for n in NS:
@@ -124,14 +124,14 @@ def test_initially_is_the_first_quarter_of_the_time():
     assert (bn > oh).all()  # over the whole time BN is worse ...
     oh, bn = fig17.wall_means(G[(32, 25, 256, "OH")], G[(32, 25, 256, "BN")], fig17.INITIAL)
     assert (bn < oh).all()  # ... but not over its first quarter
-    part = fig17.parts(G, [(32, 25)], NS)["wallclock-bn-initially-faster"]
+    part = fig17.parts(G, [(32, 25)], NS, judge=judge)["wallclock-bn-initially-faster"]
     assert verdict_of(part.evidence) == "reproduced" and "first 25% of the common time" in part.evidence[0].part
 
 
-def test_on_the_plateau_a_finding_is_not_decided_and_says_why():
+def test_on_the_plateau_a_finding_is_not_decided_and_says_why(judge):
     """No embedding's runs left the plateau above one Lloyd step: the premise of a comparison of convergence fails."""
     G = {key: [run(np.full(11, 1.8), s) for s in range(10)] for key in grid()}
-    parts = fig17.parts(G, CASES, NS)
+    parts = fig17.parts(G, CASES, NS, judge=judge)
     assert [undecided(p)[0] for p in parts.values()] == ["not decided"] * 2
     unmet = parts["wallclock-bn-slower"].unmet
     assert "still on the plateau" in unmet and "OH 1.80, BN 1.80" in unmet

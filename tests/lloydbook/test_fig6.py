@@ -35,8 +35,8 @@ def outcomes(part):
     return [e.outcome for e in part.evidence]
 
 
-def test_fig6_reads_every_setting_and_decides_each_finding():
-    parts = fig6.fig6(RUNS, FIG6, T)
+def test_fig6_reads_every_setting_and_decides_each_finding(judge):
+    parts = fig6.fig6(RUNS, FIG6, T, judge=judge)
     assert list(parts) == ["iterate-diverges", "reembed-beats-lloyd", "na-improves-not-lloyd"]
     assert set(parts) <= set(fig6.SOURCES)
     diverges, beats, na = parts.values()
@@ -56,42 +56,42 @@ def test_fig6_reads_every_setting_and_decides_each_finding():
     )
 
 
-def test_inits_shifts_and_n_are_decided_per_case():
+def test_inits_shifts_and_n_are_decided_per_case(judge):
     INIT = {(i, s): FIG6[s] for i in ("gonzalez", "kmeans++") for s in SETTINGS}
-    (lose,) = fig6.inits(RUNS, INIT, ("gonzalez", "kmeans++"), T).values()
+    (lose,) = fig6.inits(RUNS, INIT, ("gonzalez", "kmeans++"), T, judge=judge).values()
     assert outcomes(lose) == ["fails", "fails"]  # the models beat Lloyd's from every start here
     L2 = [("OH", "L2"), ("BN", "L2")]
     SHIFT = {(sh, s): FIG6[s] for sh in many_steps.SHIFTS for s in L2}
-    shifts, doubled = fig6.fig7(RUNS, SHIFT, T).values()
+    shifts, doubled = fig6.fig7(RUNS, SHIFT, T, judge=judge).values()
     assert [e.part for e in shifts.evidence] == [f"{sh}: mean gap below 0" for sh in list(many_steps.SHIFTS)[:3]]
     assert outcomes(shifts) == ["holds"] * 3 and outcomes(doubled) == ["fails", "holds"]
     early, late = fig6.doubled(SHIFT, T)
     assert early.shape == late.shape == (2 * SEEDS,) and np.allclose(late, -0.1, atol=0.01)
-    (gen,) = fig6.fig12(RUNS, {(n, s): FIG6[s] for n in (8, 16, 64) for s in L2}, T).values()
+    (gen,) = fig6.fig12(RUNS, {(n, s): FIG6[s] for n in (8, 16, 64) for s in L2}, T, judge=judge).values()
     assert [e.part for e in gen.evidence] == [
         "n=8: mean gap below 0",
         "n=16: mean gap below 0",
         "n=64: mean gap below 0",
     ]
-    na = fig6.na(RUNS, {n: FIG6[("NA", "L2")] for n in (8, 64)}, "at other n", T)
+    na = fig6.na(RUNS, {n: FIG6[("NA", "L2")] for n in (8, 64)}, "at other n", T, judge=judge)
     assert "Re-embedded NA (L2), at other n, improves" in na.statement and [c.part for c in na.evidence[0].cells] == [
         "8",
         "64",
     ]
-    (moved,) = fig6.rewrite(RUNS, {s: np.full(SEEDS, 0.2) for s in SETTINGS}).values()
+    (moved,) = fig6.rewrite(RUNS, {s: np.full(SEEDS, 0.2) for s in SETTINGS}, judge=judge).values()
     assert outcomes(moved) == ["holds"]
 
 
-def test_a_setting_without_runs_or_a_bad_T_names_what_is_missing():
+def test_a_setting_without_runs_or_a_bad_T_names_what_is_missing(judge):
     with pytest.raises(
         ValueError, match=r"runs must map every setting evaluated to its runs; missing \[\('OH', 'NE'\)"
     ):
-        fig6.fig6({}, FIG6, T)
+        fig6.fig6({}, FIG6, T, judge=judge)
     with pytest.raises(ValueError, match="T must be"):
         many_steps.exact_deviation(0, seed=1)
 
 
-def test_on_models_evaluates_every_figure_and_states_each_finding():
+def test_on_models_evaluates_every_figure_and_states_each_finding(judge):
     def model_run(e, l, seed):  # a small untrained model at (d, k, n) = (2, 3, 12)
         torch.manual_seed(seed)
         config = TrainConfig(d=2, k=3, n=12, steps=10, batch=4, embedding=e, loss=l, seed=seed)
@@ -99,18 +99,19 @@ def test_on_models_evaluates_every_figure_and_states_each_finding():
 
     runs = {(e, l): [model_run(e, l, s) for s in range(3)] for e, l in SETTINGS}
     kw = dict(tasks=2, iterate_tasks=1, shift_tasks=2, doubled_tasks=3, n_points=48, ns=[6, 24], task_seed=5)
-    parts, curves = fig6.on_models(runs, 4, **kw)
+    parts, curves = fig6.on_models(runs, 4, **kw, judge=judge)
     assert list(parts) == list(fig6.ON_MODELS) and set(fig6.ON_MODELS) <= set(fig6.SOURCES)
     assert set(curves["fig6"]) == set(SETTINGS) and curves["fig6"][("OH", "NE")]["iterate"].shape == (3, 5)
     assert set(curves["fig7"]) == {(sh, s) for sh in many_steps.SHIFTS for s in [("OH", "L2"), ("BN", "L2")]}
     assert set(curves["fig12"]) == {(n, s) for n in (6, 24) for s in [("OH", "L2"), ("BN", "L2")]}
     assert all(math.isfinite(v) for moved in curves["rewrite"].values() for v in moved)
-    again, _ = fig6.on_models(runs, 4, **kw, workers=2)  # the same tasks in two processes: the same evidence
+    # the same tasks in two processes: the same evidence
+    again, _ = fig6.on_models(runs, 4, **kw, workers=2, judge=judge)
     assert [e.text for p in again.values() for e in p.evidence] == [e.text for p in parts.values() for e in p.evidence]
     with pytest.raises(ValueError, match="workers must be"):
-        fig6.on_models(runs, 4, **kw, workers=0)
+        fig6.on_models(runs, 4, **kw, workers=0, judge=judge)
     with pytest.raises(ValueError, match="runs must hold OH or BN with L2, and NA"):
-        fig6.on_models({s: runs[s] for s in SETTINGS if s[0] != "NA"}, 4, **kw)
+        fig6.on_models({s: runs[s] for s in SETTINGS if s[0] != "NA"}, 4, **kw, judge=judge)
 
 
 def test_models_not_recorded_are_open_rows_that_name_them():

@@ -23,8 +23,8 @@ def same_grid(na=True):
     return {(f, t, e, l): [run(falls(20, end(f, t, l)), s) for s in range(10)] for f, t, e, l in keys}
 
 
-def test_same_family_findings_and_nas_where_the_runs_hold_them():
-    parts = fig8.same_parts(same_grid(), FAMS, TAUS, EMBS, LOSSES)
+def test_same_family_findings_and_nas_where_the_runs_hold_them(judge):
+    parts = fig8.same_parts(same_grid(), FAMS, TAUS, EMBS, LOSSES, judge=judge)
     assert list(parts) == ["same-cauchy-fails", "same-tau1", "same-tau01", "same-na-cauchy-fails", "same-na-tau01"]
     assert all(e.outcome == "holds" for p in parts.values() for e in p.evidence)
     fails = parts["same-cauchy-fails"]
@@ -39,7 +39,7 @@ def test_same_family_findings_and_nas_where_the_runs_hold_them():
     ]
     assert parts["same-tau01"].statement.startswith("At tau=0.1, every embedding")
     assert [c.part for c in parts["same-na-tau01"].evidence[0].cells][:2] == ["normal NA:NE", "normal NA:L2"]
-    assert list(fig8.same_parts(same_grid(na=False), FAMS, TAUS, EMBS, LOSSES)) == list(parts)[:3]
+    assert list(fig8.same_parts(same_grid(na=False), FAMS, TAUS, EMBS, LOSSES, judge=judge)) == list(parts)[:3]
     assert set(parts) | {"cauchy-squeeze"} <= set(fig8.SOURCES)
 
 
@@ -55,11 +55,11 @@ def grid_values(cauchy_trained=2.0, block=0.9, to_cauchy=1.2):
     return many, grow
 
 
-def test_transfer_findings_on_made_up_grids():
+def test_transfer_findings_on_made_up_grids(judge):
     trained = {e: {f: [run(falls(20), s) for s in range(10)] for f in FAMS} for e in EMBS}
     many, grow = grid_values()
     na = ({f: trained["OH"][f] for f in FAMS}, grow["OH"])
-    parts = fig8.transfer_parts(trained, many, grow, T=20, tau=0.1, loss="L2", na=na)
+    parts = fig8.transfer_parts(trained, many, grow, T=20, tau=0.1, loss="L2", na=na, judge=judge)
     assert list(parts)[-1] == "tested-cauchy-na-finite" and all(name in fig8.SOURCES for name in parts)
     trained_on = parts["transfer-cauchy-trained"]
     assert [e.outcome for e in trained_on.evidence] == ["holds", "holds"] and len(trained_on.runs) == 80
@@ -73,15 +73,17 @@ def test_transfer_findings_on_made_up_grids():
     na_part = parts["tested-cauchy-na-finite"]
     assert [e.outcome for e in na_part.evidence] == ["holds", "holds"] and len(na_part.runs) == 40
     assert np.allclose(fig8.block_means(many, ["normal", "gumbel"])["BN"], 0.9 + np.linspace(-0.01, 0.01, 10))
-    assert "tested-cauchy-na-finite" not in fig8.transfer_parts(trained, many, grow, T=20, tau=0.1, loss="L2")
+    assert "tested-cauchy-na-finite" not in fig8.transfer_parts(
+        trained, many, grow, T=20, tau=0.1, loss="L2", judge=judge
+    )
 
 
-def test_bound_and_correlation_findings():
+def test_bound_and_correlation_findings(judge):
     trained = {e: {f: [run(falls(20), s) for s in range(10)] for f in FAMS} for e in EMBS}
     ones = np.ones(10) + np.linspace(0, 0.01, 10)
     slack = {f: (3 if f == "cauchy" else 1) * ones for f in FAMS}  # relative to the loss, largest on cauchy
     terms = {(f, e): {"slack": slack[f], "loss": 10 * ones, "gap": 5 * ones} for f in FAMS for e in EMBS}
-    parts = fig8.bound_parts(trained, terms, tau=0.1, loss="L2")
+    parts = fig8.bound_parts(trained, terms, tau=0.1, loss="L2", judge=judge)
     assert [e.outcome for p in parts.values() for e in p.evidence] == ["holds"] * 4
     assert parts["bound-cauchy-loosest"].evidence[0].cells[0].part == "OH: normal"
     assert parts["bound-gap"].statement.endswith("on held-out tasks (OH, BN, L2, tau=0.1)")
@@ -109,29 +111,29 @@ def test_emd_rows_and_the_numbers_the_text_quotes():
     assert not far["emd-laplace-closest"]["check"]  # gumbel is nearer cauchy than laplace
 
 
-def test_squeeze_finding():
+def test_squeeze_finding(judge):
     normal = {e: [run(falls(20), s) for s in range(10)] for e in EMBS}
     on_cauchy = {(e, n): 0.8 + np.linspace(0, 0.01, 10) for e in EMBS for n in (32, 512)}
-    ((name, part),) = fig8.squeeze_parts(normal, {32: 0.5, 512: 0.05}, on_cauchy).items()
+    ((name, part),) = fig8.squeeze_parts(normal, {32: 0.5, 512: 0.05}, on_cauchy, judge=judge).items()
     assert name == "cauchy-squeeze" and [e.outcome for e in part.evidence] == ["holds", "holds"]
     assert "at n=512 of that at n=32" in part.statement and len(part.runs) == 20
-    ((_, wide),) = fig8.squeeze_parts(normal, {32: 0.5, 512: 0.2}, on_cauchy).items()
+    ((_, wide),) = fig8.squeeze_parts(normal, {32: 0.5, 512: 0.2}, on_cauchy, judge=judge).items()
     assert wide.evidence[0].outcome == "fails"
 
 
-def test_bad_inputs_name_the_argument():
+def test_bad_inputs_name_the_argument(judge):
     with pytest.raises(ValueError, match="need cauchy, two taus, NE and L2; got families"):
-        fig8.same_parts(same_grid(), FAMS, TAUS, EMBS, ("L2",))
+        fig8.same_parts(same_grid(), FAMS, TAUS, EMBS, ("L2",), judge=judge)
     with pytest.raises(ValueError, match="need cauchy, two taus"):
-        fig8.same_parts(same_grid(), ("normal", "gumbel"), TAUS, EMBS, LOSSES)
+        fig8.same_parts(same_grid(), ("normal", "gumbel"), TAUS, EMBS, LOSSES, judge=judge)
     many, grow = grid_values()
     no_cauchy = {e: {f: [run(falls(20), 0)] for f in ("normal", "gumbel")} for e in EMBS}
     with pytest.raises(ValueError, match="trained must map each embedding to the same families, cauchy among them"):
-        fig8.transfer_parts(no_cauchy, many, grow, T=20, tau=0.1, loss="L2")
+        fig8.transfer_parts(no_cauchy, many, grow, T=20, tau=0.1, loss="L2", judge=judge)
     with pytest.raises(ValueError, match=r"terms must hold \(cauchy, embedding\)"):
-        fig8.bound_parts({}, {("normal", "OH"): {}}, tau=0.1, loss="L2")
+        fig8.bound_parts({}, {("normal", "OH"): {}}, tau=0.1, loss="L2", judge=judge)
     with pytest.raises(ValueError, match="need matrices at both sizes over families with cauchy and laplace"):
         fig8.emd_rows([emd_matrix(0.001)], [], (32, 4, 6))
     missing = r"need two n in squeeze, each in on_cauchy per embedding; got \[32, 512\], missing \[\('OH', 512\)\]"
     with pytest.raises(ValueError, match=missing):
-        fig8.squeeze_parts({"OH": [SimpleNamespace()]}, {32: 0.5, 512: 0.1}, {("OH", 32): np.ones(3)})
+        fig8.squeeze_parts({"OH": [SimpleNamespace()]}, {32: 0.5, 512: 0.1}, {("OH", 32): np.ones(3)}, judge=judge)

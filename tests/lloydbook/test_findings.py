@@ -155,8 +155,9 @@ def recorded(monkeypatch, share=1.0, val=0.95):
 
 
 def fig13_paper(G):
-    p = book.params("learning", "paper")
-    return fig13.parts(G, p["ns"], p["base"]["n"], p["n_embeddings"], p["sub_losses"], k=p["base"]["k"])
+    """Fig. 13's parts at the paper's setting, judged as chapter "shapes" (whose rows they become here) judges them."""
+    p, judge = book.params("learning", "paper"), book.Chapter("shapes").judge
+    return fig13.parts(G, p["ns"], p["base"]["n"], p["n_embeddings"], p["sub_losses"], k=p["base"]["k"], judge=judge)
 
 
 FIG13 = ("fig13", ("n", "embedding", "loss"), fig13_paper, fig13.SOURCES)

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 import torch
 
-from lloydbook import claims, learning, results
+from lloydbook import learning, results
 from lloydbook.claims import evidence
 from lloydbook.sweeps import paper_sweeps, sweep_commands
 from lloydlib import lloyd_step, sample_tasks
@@ -35,13 +35,6 @@ def fake_run(val, *, train=None, wall=None, status="done", seconds=1.0, config=N
         info={"seconds": seconds},
         train_losses=np.ones(max(1, int(steps[-1]))),
     )
-
-
-@pytest.fixture
-def chapter():
-    claims.start("learning")
-    yield
-    claims.start("learning")
 
 
 # ----------------------------------------------------------------------------------------- statistics

@@ -91,20 +91,20 @@ def test_thin_parts(text, thin):
     assert robust.thin_parts(text) == thin
 
 
-def test_thin_parts_reads_every_interval_evidence_writes():
+def test_thin_parts_reads_every_interval_evidence_writes(judge):
     """The formats of lloydbook.claims.evidence, as it writes them: one interval each, read as decided or not."""
     a, b = np.linspace(0, 1, 10), np.linspace(0, 1, 10) + 0.5
     texts = [
-        evidence.lower("p", a, b, "a", "b", paired=True).text,
-        evidence.below("p", a, 2.0, "a").text,
-        evidence.above("p", b, -1.0, "b").text,
-        evidence.within("p", a, a + 0.001, "a", "b", 0.05, paired=True).text,
+        judge.lower("p", a, b, "a", "b", paired=True).text,
+        judge.below("p", a, 2.0, "a").text,
+        judge.above("p", b, -1.0, "b").text,
+        judge.within("p", a, a + 0.001, "a", "b", 0.05, paired=True).text,
         evidence.cheaper("p", [1.0] * 8, [2.0] * 8, "a", "b").text,
     ]
     for text in texts:
         assert len(robust._INTERVAL.findall(text)) == 1, text
         assert robust.thin_parts(text) == [], text  # all clear of their boundaries
-    touching = evidence.lower("p", a, a + np.repeat([0, 0.01], 5), "a", "b", paired=True).text
+    touching = judge.lower("p", a, a + np.repeat([0, 0.01], 5), "a", "b", paired=True).text
     assert robust.thin_parts(touching) == ["[+0.000, +0.010] vs 0"], touching  # an end on the boundary
     with pytest.raises(TypeError, match="text must be a str"):
         robust.thin_parts(None)

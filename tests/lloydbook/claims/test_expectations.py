@@ -97,9 +97,7 @@ def test_at_paper_reads_the_configs():
 
 @pytest.fixture
 def shapes():
-    ch = book.setup("shapes")
-    yield ch
-    claims.start("shapes")
+    return book.setup("shapes")
 
 
 def ev():

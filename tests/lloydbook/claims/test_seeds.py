@@ -1,6 +1,8 @@
 """lloydbook.claims.seeds: a chapter's rows own its seed value and derive its draws' seeds by name, and the
-bootstrap of lloydbook.claims.evidence draws from the active chapter's seed (issue 36: one seed switch that
-reaches every draw)."""
+bootstrap of lloydbook.claims.evidence draws from the seed of the chapter its judge is (issue 36: one seed switch
+that reaches every draw)."""
+
+from dataclasses import FrozenInstanceError
 
 import numpy as np
 import pytest
@@ -8,18 +10,11 @@ from _support import assert_raises_naming
 
 from lloydbook import book, claims
 from lloydbook.claims import evidence as E
-from lloydbook.claims.seeds import SeededRows, active_seed, named_seed
+from lloydbook.claims.seeds import SeededRows, named_seed
 from lloydlib import training
 
 # per-seed values of two settings, 30 runs each, whose bootstrap intervals move with the resampling seed
 X, Y = (np.random.default_rng(s).normal(m, 0.2, 30) for s, m in ((1, 1.0), (2, 1.05)))
-
-
-@pytest.fixture
-def restore():
-    """The active rows put back as a fresh chapter's after the test."""
-    yield
-    claims.start("lloyd")
 
 
 def test_named_seed_is_a_31_bit_seed_of_value_chapter_and_name():
@@ -41,30 +36,34 @@ def test_seeded_rows_are_rows_that_own_the_seed_value():
     assert isinstance(ch.rows, SeededRows) and ch.seed_value == 3 and ch.seed("tasks") == rows.seed("tasks")
 
 
-def test_active_seed_is_the_active_chapters(restore):
-    claims.activate(SeededRows("construction", 4))
-    assert active_seed("x") == named_seed(4, "construction", "x")
-    claims.start("lloyd")  # rows that own no seed: the chapter's at seed value 0
-    assert active_seed("x") == named_seed(0, "lloyd", "x")
+def test_a_judge_at_a_seed_value_and_key_is_that_chapters_judge():
+    judge = E.Judge.at(4, "construction")
+    assert judge.seed_of("x") == named_seed(4, "construction", "bootstrap: x")
+    assert judge.seed_of("x") == book.Chapter("construction", seed_value=4).judge.seed_of("x")
+    assert E.Judge.at(0, "lloyd").seed_of("x") == book.Chapter("lloyd").judge.seed_of("x") != judge.seed_of("x")
+    assert E.Judge(lambda part: 7).seed_of("any part") == 7  # any function of a part's name to a seed
+    assert_raises_naming(lambda: E.Judge(7), TypeError, ["seed_of", "7"])
+    with pytest.raises(FrozenInstanceError):
+        judge.seed_of = lambda part: 7
+    assert_raises_naming(lambda: judge.below(" ", X, 1.1, "A"), ValueError, ["part", "' '"])
 
 
-def test_the_bootstrap_draws_from_the_chapters_seed_and_the_parts_name(restore):
+def test_the_bootstrap_draws_from_the_chapters_seed_and_the_parts_name():
     for value in (0, 1):
-        claims.activate(SeededRows("learning", value))
-        assert E.bootstrap_seed("A below B") == named_seed(value, "learning", "bootstrap: A below B")
-        m = training.median_difference(X, Y, paired=False, level=E.LEVEL, seed=E.bootstrap_seed("p"))
-        e = E.lower("p", X, Y, "A", "B", paired=False)
+        judge = book.Chapter("learning", seed_value=value).judge
+        assert judge.seed_of("A below B") == named_seed(value, "learning", "bootstrap: A below B")
+        m = training.median_difference(X, Y, paired=False, level=E.LEVEL, seed=judge.seed_of("p"))
+        e = judge.lower("p", X, Y, "A", "B", paired=False)
         assert f"[{m.low:+.3f}, {m.high:+.3f}]" in e.text  # the interval of that seed
     texts = {}
     for value in range(4):
-        claims.activate(SeededRows("learning", value))
+        judge = E.Judge.at(value, "learning")
         texts[value] = (
-            E.lower("p", X, Y, "A", "B", paired=False).text,
-            E.below("p", X, 1.1, "A").text,
-            E.above("p", X, 0.9, "A").text,
-            E.within("p", X, Y, "A", "B", 0.2, paired=True).text,
+            judge.lower("p", X, Y, "A", "B", paired=False).text,
+            judge.below("p", X, 1.1, "A").text,
+            judge.above("p", X, 0.9, "A").text,
+            judge.within("p", X, Y, "A", "B", 0.2, paired=True).text,
         )
     for i in range(4):  # every part's interval moves with the seed value
         assert len({t[i] for t in texts.values()}) > 1
-    claims.activate(SeededRows("learning", 2))
-    assert E.lower("p", X, Y, "A", "B", paired=False).text == texts[2][0]  # repeatable
+    assert E.Judge.at(2, "learning").lower("p", X, Y, "A", "B", paired=False).text == texts[2][0]  # repeatable
