@@ -46,7 +46,21 @@ EXPECT = {
     # the recorded sweep fig15a-paper trained on the CPU: the paper's statements, stated before any of its k > 6 runs
     # was trained (its k=6 runs are fig10a-paper's, whose Fig. 15 statistics no row had read)
     "k-bn-degrades-n512": PAPER,
-    "k-oh-insensitive-n512": PAPER,
+    # its row reads one panel of the paper's Fig. 15 (d=4, tau=0.1) at the paper's n and steps, so it is not at the
+    # paper's whole setting and its expectation off it is a pilot's: the paper's statement, expected blind in 9d07b55,
+    # failed on the complete sweep; the verdict those runs gave is the row's expectation now, post hoc
+    "k-oh-insensitive-n512": Expectation(
+        of_paper=True,
+        pilot="not reproduced",
+        post_hoc=True,
+        basis=(
+            "set after reading these same runs: the paper's statement, expected blind in 9d07b55, failed on the "
+            "complete sweep fig15a-paper (n=512, d=4, tau=0.1, L2, 10,000 steps, seeds 0-9, every OH run stable): OH's "
+            "median final relative loss 0.881 at k=6, 0.891 at k=10, 0.916 at k=16 and 0.953 at k=25; k=25 - k=6 "
+            "+0.071, 90% interval [+0.057, +0.080], outside the 0.05 tolerance (at k=10 and 16 within it). The "
+            "interval's low end stayed above 0.05 under 300 bootstrap seeds (lowest +0.056)"
+        ),
+    ),
     "k-bn-below-na-n512": PAPER,
     # Figs. 14, 11, 13 and 15 on their paper-scale sweeps once a machine has recorded all of one
     # (lloydbook.findings.on_paper_sweep): the paper's statements, stated before any run of those sweeps was recorded
