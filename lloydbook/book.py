@@ -101,8 +101,8 @@ class Chapter:
         self.P = params(CHAPTERS[key])
         self.paper = params(CHAPTERS[key], "paper")
         self.rows = claims.SeededRows(self.key, seed_value)
-        #: the chapter's judge of stated parts: part p's bootstrap draws from the seed of "bootstrap: p"
-        self.judge = claims.evidence.Judge(lambda part: self.seed(f"bootstrap: {part}"))
+        #: the chapter's judge of stated parts: part p's bootstrap draws from the chapter's seed of "bootstrap: p"
+        self.judge = claims.evidence.Judge.at(seed_value, self.key)
         self._expected: dict[str, str] = {}
         self._post_hoc: dict[str, bool] = {}
 
