@@ -202,18 +202,19 @@ def gap_parts(FG: dict, DG: dict, F: dict, D: dict, *, tau: float, loss: str, n:
 
 #: the findings chapter 08 decides again on models trained at the paper's n (one d: Fig. 3's smaller)
 ON_MODELS = ("unimodal", "minimum-at-centre", "oh-bn-differ-small-d", "gap-normal")
-#: why Fig. 3's surfaces at n=512 are drawn only at the paper's scale (``counts`` None at the others)
+#: why Fig. 3's surfaces at n=512 are not drawn at ci (``counts`` None there; default and paper draw them)
 N512_COST = (
     "not evaluated at this scale: a task of n=512 costs about sixty times one of n=32 here (19 s against 0.33 s for one "
     "model's 21 x 21 surface on 16 tasks), and a pilot (other task and direction seeds, these models) found 4 tasks per "
     "surface too few: the lowest second minimum of the 20 surfaces was 4.1, 3.4 and 3.9 times its surface's lowest "
     "value at three draws and 1.05 at the book's (the rises: 4 planes of 2 tasks left BN - OH undetermined, -0.11, "
-    "interval [-0.33, +0.13]); LLOYD_SCALE=paper draws them on more tasks and planes"
+    "interval [-0.33, +0.13]); the rendered book's scale (LLOYD_SCALE=default) and LLOYD_SCALE=paper draw them on "
+    "more tasks and planes"
 )
 
 
 def on_models(
-    runs: dict, *, counts: dict, seeds: dict, radius: float, grids: dict, gap_n: int, judge: Judge
+    runs: dict, *, counts: dict, seeds: dict, radius: float, grids: dict, gap_n: int, precision: str, judge: Judge
 ) -> tuple[dict, dict]:
     """The findings :data:`ON_MODELS` on the L2 models ``runs`` (embedding -> runs of one d, k, n and tau, one per
     seed), each as chapter 08 reads it: Fig. 3's training-loss surfaces on ``counts["loss_tasks"]`` tasks at the
@@ -221,8 +222,9 @@ def on_models(
     surfaces on ``counts["gap_tasks"]`` normal tasks of ``gap_n`` points; a count None leaves its findings out.
     ``seeds``: ``"tasks"``, ``"rise_tasks"``, ``"gap_tasks"`` (the task draws), ``"directions"`` (a run of seed s:
     plane ``directions + s``) and ``"planes"`` (one seed per plane of the rises); ``grids``: ``"grid"``,
-    ``"rise_grid"``, ``"gap_grid"``. Returns ``(parts, surfaces)``: name -> :class:`Part` for the findings drawn,
-    and ``{"shape": S, "rise": rises, "gap": gaps}`` (those drawn), each (d, embedding) -> per-seed arrays."""
+    ``"rise_grid"``, ``"gap_grid"``; ``precision``: every surface's (:func:`lloydbook.landscapes.surfaces`).
+    Returns ``(parts, surfaces)``: name -> :class:`Part` for the findings drawn, and ``{"shape": S, "rise": rises,
+    "gap": gaps}`` (those drawn), each (d, embedding) -> per-seed arrays."""
     if not runs or not all(runs.values()):
         raise ValueError(f"runs must map each embedding to its runs, got {[(e, len(rs)) for e, rs in runs.items()]}")
     first = next(iter(runs.values()))[0].config  # every run's config but its embedding and seed must be this one's
@@ -236,7 +238,8 @@ def on_models(
         return eval_tasks(count, n, c.d, c.k, seed=seeds[name])
 
     def surface(rs, X, kind, grid):
-        return surfaces(rs, *X, direction_seed=seeds["directions"], kinds=(kind,), radius=radius, grid=grid)[kind]
+        where = dict(kinds=(kind,), radius=radius, grid=grid, precision=precision)
+        return surfaces(rs, *X, direction_seed=seeds["directions"], **where)[kind]
 
     parts, out = {}, {}
     if counts["loss_tasks"] is not None:
@@ -245,8 +248,8 @@ def on_models(
         parts |= shape_parts(G, out["shape"], c.tau)
     if counts["planes"] is not None:
         X, planes = tasks(counts["rise_tasks"], c.n, "rise_tasks"), seeds["planes"][: counts["planes"]]
-        out["rise"] = {(c.d, e): plane_rises(rs, *X, direction_seeds=planes, radius=radius, grid=grids["rise_grid"])
-                       for e, rs in runs.items()}  # fmt: skip
+        where = dict(direction_seeds=planes, radius=radius, grid=grids["rise_grid"], precision=precision)
+        out["rise"] = {(c.d, e): plane_rises(rs, *X, **where) for e, rs in runs.items()}
         parts |= rise_parts(G, out["rise"], c.tau, large=False, judge=judge)
     X = tasks(counts["gap_tasks"], gap_n, "gap_tasks")
     out["gap"] = {(c.d, e): surface(rs, X, "gap", grids["gap_grid"]) for e, rs in runs.items()}

@@ -24,6 +24,7 @@ import torch
 from matplotlib.colors import LogNorm, Normalize
 
 import lloydlib as L
+from lloydlib.checks import check_choice
 from lloydlib.generalisation.landscape import (
     grid_coordinates,
     local_minima,
@@ -65,6 +66,8 @@ __all__ = [
 PILOT_EVAL_SEED, PILOT_DIRECTION_SEED = 20_000, 40_000
 #: the second look's tasks and directions (the claims' wording was settled on them; not used by the book)
 LOOK_EVAL_SEED, LOOK_DIRECTION_SEED = 10_000, 30_000
+#: a surface's precision by name: the models are trained in float32; float64 is the default evaluation
+_DTYPES = {"float64": torch.float64, "float32": torch.float32}
 
 
 def eval_tasks(count: int, n: int, d: int, k: int, *, seed: int, family: str = "normal"):
@@ -73,23 +76,25 @@ def eval_tasks(count: int, n: int, d: int, k: int, *, seed: int, family: str = "
     return L.sample_tasks(count, n, d, k, family=family, seed=seed, dtype=torch.float64)
 
 
-def surfaces(runs, X, C0, *, direction_seed: int, kinds, radius: float, grid: int) -> dict[str, np.ndarray]:
+def surfaces(
+    runs, X, C0, *, direction_seed: int, kinds, radius: float, grid: int, precision: str = "float64"
+) -> dict[str, np.ndarray]:
     """Every run's surfaces on its own plane: kind -> array (len(runs), grid, grid).
 
     Run ``r`` is evaluated on the tasks X (count, n, d), C0 (count, k, d) at its own temperature and
     regulariser (``r.config.tau``, ``r.config.loss``, the training objective of Eq. 6), along the directions
     :func:`lloydlib.generalisation.landscape.random_directions` draws from ``direction_seed + r.config.seed``.
     ``kinds`` are those of :func:`lloydlib.generalisation.landscape.task_surfaces`. A run that diverged has
-    no trained weights to look around: it raises ValueError.
+    no trained weights to look around: it raises ValueError. ``precision`` ("float64" or "float32") is the
+    evaluation's (:func:`~lloydlib.generalisation.landscape.task_surfaces`' ``dtype``).
     """
+    where = dict(kinds=kinds, radius=radius, grid=grid, dtype=_DTYPES[check_choice("precision", precision, _DTYPES)])
     out = {k: [] for k in kinds}
     for r in runs:
         if r.status != "done":
             raise ValueError(f"run {r.config.label()} has status {r.status!r}; surfaces need a finished run")
         dirs = random_directions(r.model, direction_seed + r.config.seed)
-        s = task_surfaces(
-            r.model, X, C0, dirs, tau=r.config.tau, regularizer=r.config.loss, kinds=kinds, radius=radius, grid=grid
-        )
+        s = task_surfaces(r.model, X, C0, dirs, tau=r.config.tau, regularizer=r.config.loss, **where)
         for k in kinds:
             out[k].append(s[k])
     return {k: np.stack(v) for k, v in out.items()}
@@ -131,18 +136,16 @@ def rises(S) -> np.ndarray:
     return np.array([mean_log_rise(s) for s in _stack(S)])
 
 
-def plane_rises(runs, X, C0, *, direction_seeds, radius: float, grid: int) -> np.ndarray:
+def plane_rises(runs, X, C0, *, direction_seeds, radius: float, grid: int, precision: str = "float64") -> np.ndarray:
     """Per run, its training loss's :func:`rises` averaged over several planes, one per seed of
     ``direction_seeds`` (each plane of run ``r`` drawn from ``seed + r.config.seed``, as :func:`surfaces`
-    does): (len(runs),). One plane's rise depends on its random directions; the mean over planes is what
-    the model decides."""
+    does, in its ``precision``): (len(runs),). One plane's rise depends on its random directions; the mean
+    over planes is what the model decides."""
     seeds = list(direction_seeds)
     if not seeds:
         raise ValueError("direction_seeds must hold at least one seed, got none")
-    per_plane = [
-        rises(surfaces(runs, X, C0, direction_seed=s, kinds=("smoothed",), radius=radius, grid=grid)["smoothed"])
-        for s in seeds
-    ]
+    where = dict(kinds=("smoothed",), radius=radius, grid=grid, precision=precision)
+    per_plane = [rises(surfaces(runs, X, C0, direction_seed=s, **where)["smoothed"]) for s in seeds]
     return np.mean(per_plane, axis=0)
 
 

@@ -255,17 +255,17 @@ SCALES: dict[str, dict[str, dict]] = {
     # and BN differ at d=4" (with 4 planes of 16 tasks, BN - OH's interval went from [-0.036, +0.402] at
     # LLOYD_SEED=0 to [+0.051, +0.316] at 1: decided at some draws only; with 16 planes of 64 tasks its lower end
     # was +0.051 to +0.104 over seeds 0-5; the larger d keeps 4 planes, its rise costs six times as much).
-    # n512: Fig. 3 at d=4 and Fig. 5's normal data on fig10a-paper's L2 models (n=512): loss_tasks and rise_tasks of n=512, planes; None: not drawn (too costly here: landscape_findings.N512_COST). About 2 minutes at ci and 4 at default on 2 CPU cores once the runs are cached.
+    # n512: Fig. 3 at d=4 and Fig. 5's normal data on fig10a-paper's L2 models (n=512): loss_tasks and rise_tasks of n=512, planes; None: not drawn (too costly at ci: landscape_findings.N512_COST), in n512_precision (the models' float32: on four of them its rounding, 5e-6 relative or less, was under 2% of the smallest step between grid points). About 2 minutes at ci and 14 at default on 2 CPU cores once the runs are cached.
     "landscapes": {
         "ci": {"grid": 21, "radius": 1.0, "loss_tasks": 16, "rise_planes": 4, "rise_grid": 11, "small_d_planes": 16, "small_d_tasks": 64,
                "gap_n": 512, "gap_tasks": 2, "gap_grid": 9,
-               "gap_losses": ["L2"], "gap_embeddings": ["OH", "BN"], "gap_tau": 0.1, "n512": {"loss_tasks": None, "planes": None, "rise_tasks": None}},
+               "gap_losses": ["L2"], "gap_embeddings": ["OH", "BN"], "gap_tau": 0.1, "n512": {"loss_tasks": None, "planes": None, "rise_tasks": None}, "n512_precision": "float32"},
         "default": {"grid": 21, "radius": 1.0, "loss_tasks": 32, "rise_planes": 4, "rise_grid": 11, "small_d_planes": 16, "small_d_tasks": 64,
                     "gap_n": 512, "gap_tasks": 4, "gap_grid": 11,
-                    "gap_losses": ["L2"], "gap_embeddings": ["OH", "BN"], "gap_tau": 0.1, "n512": {"loss_tasks": None, "planes": None, "rise_tasks": None}},
+                    "gap_losses": ["L2"], "gap_embeddings": ["OH", "BN"], "gap_tau": 0.1, "n512": {"loss_tasks": 20, "planes": 16, "rise_tasks": 20}, "n512_precision": "float32"},
         "paper": {"grid": 41, "radius": 1.0, "loss_tasks": 320, "rise_planes": 8, "rise_grid": 21, "small_d_planes": 16, "small_d_tasks": 320,
                   "gap_n": 512, "gap_tasks": 64, "gap_grid": 41,
-                  "gap_losses": ["L2"], "gap_embeddings": ["OH", "BN"], "gap_tau": 0.1, "n512": {"loss_tasks": 20, "planes": 16, "rise_tasks": 20}},
+                  "gap_losses": ["L2"], "gap_embeddings": ["OH", "BN"], "gap_tau": 0.1, "n512": {"loss_tasks": 20, "planes": 16, "rise_tasks": 20}, "n512_precision": "float32"},
     },
     # --- chapter "The Lipschitz and norm-bound lemmas" (book/09_lemmas.ipynb) ---
     "lemmas": {

@@ -121,7 +121,8 @@ def test_on_models_states_each_finding_on_models_of_one_d(judge):
     runs = {e: [model_run(e, s) for s in range(3)] for e in EMBS}
     counts = dict(loss_tasks=1, planes=2, rise_tasks=1, gap_tasks=1)
     seeds = dict(tasks=1, rise_tasks=2, gap_tasks=3, directions=4, planes=[5, 6])
-    kw = dict(counts=counts, seeds=seeds, radius=1.0, grids=dict(grid=5, rise_grid=3, gap_grid=3), gap_n=24)
+    grids = dict(grid=5, rise_grid=3, gap_grid=3)
+    kw = dict(counts=counts, seeds=seeds, radius=1.0, grids=grids, gap_n=24, precision="float64")
     parts, surf = LF.on_models(runs, **kw, judge=judge)
     assert list(parts) == list(LF.ON_MODELS) and set(LF.ON_MODELS) <= set(LF.SOURCES)
     assert surf["shape"][(2, "OH")].shape == (3, 5, 5) and surf["gap"][(2, "BN")].shape == (3, 3, 3)
@@ -132,6 +133,9 @@ def test_on_models_states_each_finding_on_models_of_one_d(judge):
     )
     assert list(gap_only) == ["gap-normal"] and list(drawn) == ["gap"]
     assert np.array_equal(drawn["gap"][(2, "OH")], surf["gap"][(2, "OH")])
+    _, single = LF.on_models(runs, **{**kw, "precision": "float32"}, judge=judge)  # the same surfaces, rounded
+    assert np.allclose(single["gap"][(2, "OH")], surf["gap"][(2, "OH")], rtol=1e-4)
+    assert not np.array_equal(single["shape"][(2, "BN")], surf["shape"][(2, "BN")])
     with pytest.raises(ValueError, match=r"runs must map each embedding to its runs, got \[\('OH', 0\)\]"):
         LF.on_models({"OH": []}, **kw, judge=judge)
     with pytest.raises(ValueError, match="runs must be L2 models of one setting"):

@@ -44,6 +44,11 @@ def test_surfaces_stack_one_per_run_and_centre_is_the_model_loss():
     X, C0 = LB.eval_tasks(2, 8, 2, 3, seed=1)
     S = LB.surfaces(runs, X, C0, direction_seed=7, kinds=("smoothed", "gap"), radius=0.5, grid=3)
     assert set(S) == {"smoothed", "gap"} and S["smoothed"].shape == (2, 3, 3)
+    kw = dict(direction_seed=7, kinds=("smoothed",), radius=0.5, grid=3)
+    single = LB.surfaces(runs, X, C0, **kw, precision="float32")["smoothed"]
+    assert single.shape == (2, 3, 3) and np.allclose(single, S["smoothed"], rtol=1e-5)
+    with pytest.raises(ValueError, match="precision must be one of.*float32.*got 'half'"):
+        LB.surfaces(runs, X, C0, **kw, precision="half")
     from lloydlib import losses
 
     m = runs[1].model.double()
