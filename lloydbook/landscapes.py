@@ -31,7 +31,6 @@ from lloydlib.generalisation.landscape import (
     mean_log_rise,
     minimum_offset,
     random_directions,
-    surface_distance,
     task_surfaces,
 )
 
@@ -48,8 +47,6 @@ __all__ = [
     "second_minimum_ratios",
     "rises",
     "plane_rises",
-    "pair_distances",
-    "seed_distances",
     "plane_max",
     "centre",
     "pooled_median",
@@ -147,25 +144,6 @@ def plane_rises(runs, X, C0, *, direction_seeds, radius: float, grid: int, preci
     where = dict(kinds=("smoothed",), radius=radius, grid=grid, precision=precision)
     per_plane = [rises(surfaces(runs, X, C0, direction_seed=s, **where)["smoothed"]) for s in seeds]
     return np.mean(per_plane, axis=0)
-
-
-def pair_distances(A, B) -> np.ndarray:
-    """Per seed, the shape distance between two settings' surfaces of that seed
-    (:func:`~lloydlib.generalisation.landscape.surface_distance`): (seeds, g, g) twice -> (seeds,)."""
-    A, B = _stack(A), _stack(B)
-    if A.shape != B.shape:
-        raise ValueError(f"A and B must have one shape (seeds, g, g), got {A.shape} and {B.shape}")
-    return np.array([surface_distance(a, b) for a, b in zip(A, B)])
-
-
-def seed_distances(S) -> np.ndarray:
-    """The seed-to-seed baseline of one setting: the distance between the surfaces of seeds i and i + 1
-    (cyclically), (seeds, g, g) -> (seeds,). Two runs of one setting differ in their training tasks,
-    initial weights and directions, so this is how different surfaces are with nothing else changed."""
-    S = _stack(S)
-    if len(S) < 2:
-        raise ValueError(f"seed_distances needs at least 2 seeds, got {len(S)}")
-    return pair_distances(S, np.roll(S, -1, axis=0))
 
 
 def plane_max(S) -> np.ndarray:

@@ -73,15 +73,8 @@ def test_statistics_per_seed():
     np.testing.assert_allclose(LB.centre(S), [1, 1, 3])
     r = LB.rises(S)
     assert r.shape == (3,) and r[1] > r[0] > 0  # a bowl rises from its centre, a steeper one more
-    d = LB.pair_distances(S[:2], S[[0, 0]])
-    assert d[0] == 0 and d[1] > 0
-    assert LB.seed_distances(S).shape == (3,)
     with pytest.raises(ValueError, match="seeds, g, g"):
         LB.minima_counts(bowl())
-    with pytest.raises(ValueError, match="at least 2"):
-        LB.seed_distances(S[:1])
-    with pytest.raises(ValueError, match="one shape"):
-        LB.pair_distances(S, S[:2])
 
 
 def test_surface_panels_share_one_colour_scale():
