@@ -255,7 +255,7 @@ SCALES: dict[str, dict[str, dict]] = {
     # and BN differ at d=4" (with 4 planes of 16 tasks, BN - OH's interval went from [-0.036, +0.402] at
     # LLOYD_SEED=0 to [+0.051, +0.316] at 1: decided at some draws only; with 16 planes of 64 tasks its lower end
     # was +0.051 to +0.104 over seeds 0-5; the larger d keeps 4 planes, its rise costs six times as much).
-    # n512: Fig. 3 at d=4 and Fig. 5's normal data on fig10a-paper's L2 models (n=512): loss_tasks and rise_tasks of n=512, planes; None: not drawn (too costly at ci: landscape_findings.N512_COST), in n512_precision (the models' float32: on four of them its rounding, 5e-6 relative or less, was under 2% of the smallest step between grid points). About 2 minutes at ci and 14 at default on 2 CPU cores once the runs are cached.
+    # n512: Fig. 3 at d=4 and Fig. 5's normal data on fig10a-paper's L2 models (n=512): loss_tasks and rise_tasks of n=512, planes; None: not drawn (too costly at ci: landscape_findings.N512_COST), in n512_precision (the models' float32: on six of them its rounding, 5.3e-6 relative or less, was under 2% of the smallest step between grid points along one axis). About 2 minutes at ci and 14 at default on 2 CPU cores once the runs are cached.
     "landscapes": {
         "ci": {"grid": 21, "radius": 1.0, "loss_tasks": 16, "rise_planes": 4, "rise_grid": 11, "small_d_planes": 16, "small_d_tasks": 64,
                "gap_n": 512, "gap_tasks": 2, "gap_grid": 9,
