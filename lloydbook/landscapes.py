@@ -33,6 +33,7 @@ from lloydlib.generalisation.landscape import (
     random_directions,
     task_surfaces,
 )
+from lloydlib.training import DTYPES
 
 from .claims.evidence import q3
 from .tables import Table
@@ -63,8 +64,6 @@ __all__ = [
 PILOT_EVAL_SEED, PILOT_DIRECTION_SEED = 20_000, 40_000
 #: the second look's tasks and directions (the claims' wording was settled on them; not used by the book)
 LOOK_EVAL_SEED, LOOK_DIRECTION_SEED = 10_000, 30_000
-#: a surface's precision by name: the models are trained in float32; float64 is the default evaluation
-_DTYPES = {"float64": torch.float64, "float32": torch.float32}
 
 
 def eval_tasks(count: int, n: int, d: int, k: int, *, seed: int, family: str = "normal"):
@@ -85,7 +84,7 @@ def surfaces(
     no trained weights to look around: it raises ValueError. ``precision`` ("float64" or "float32") is the
     evaluation's (:func:`~lloydlib.generalisation.landscape.task_surfaces`' ``dtype``).
     """
-    where = dict(kinds=kinds, radius=radius, grid=grid, dtype=_DTYPES[check_choice("precision", precision, _DTYPES)])
+    where = dict(kinds=kinds, radius=radius, grid=grid, dtype=DTYPES[check_choice("precision", precision, DTYPES)])
     out = {k: [] for k in kinds}
     for r in runs:
         if r.status != "done":
