@@ -2,19 +2,22 @@
 
 :func:`parts` states, for the runs ``G[(n, embedding, loss)]`` (one run a seed, each setting validated at its own
 n), the paper's finding (the training n makes little difference) and one beyond the paper (below three points per
-cluster, training ends worse), as :class:`lloydbook.findings.Part` s. Chapter 05 decides them on this build's runs,
-and :func:`lloydbook.findings.on_paper_sweep` the paper's on its own sweep once a machine recorded it. Each n is compared with the
-reference ``n0`` per embedding and regulariser, unpaired: runs of different n see different tasks.
+cluster, training ends worse), as :class:`lloydbook.findings.Part` s (:func:`statements` gives the paper's words).
+Chapter 05 decides them on this build's runs, :func:`recorded_parts` the paper's on the recorded sweep
+``fig13a-paper`` (the paper's n but 1024, trained on the CPU), and :func:`lloydbook.findings.on_paper_sweep` on its
+own sweep once a machine recorded it. Each n is compared with the reference ``n0`` per embedding and regulariser,
+unpaired: runs of different n see different tasks.
 """
 
 from __future__ import annotations
 
+from . import findings
 from .claims.evidence import Evidence, Judge, all_of
 from .findings import Part
 from .learning import final
 from .tables import fmt_list
 
-__all__ = ["N_TOL", "MIN_PPC", "SOURCES", "parts"]
+__all__ = ["N_TOL", "MIN_PPC", "SOURCES", "statements", "parts", "recorded_parts"]
 
 #: Fig. 13's "little difference": medians of the final relative loss within this of the reference n's
 N_TOL = 0.05
@@ -26,6 +29,19 @@ SOURCES = {
     "n-little-difference": "Leaner paper, Fig. 13",
     "n-too-few-points": "beyond the paper (Fig. 13 below its smallest n)",
 }
+
+
+def statements(same, n0: int, embeddings, losses) -> dict[str, tuple[str, str]]:
+    """The paper's finding of Figure 13 in words, as (statement, the paper's value), compared at the n of ``same``
+    against ``n0``, for the ``embeddings`` with the ``losses``: name -> that pair (the words of :func:`parts`)."""
+    return {
+        "n-little-difference": (
+            f"The number of points per training task makes little difference: at n={fmt_list(list(same))} the median "
+            f"final relative loss is within {N_TOL:g} of n={n0}'s, for {fmt_list(list(embeddings))} with "
+            f"{fmt_list(list(losses))}",
+            '"training n in {128, 256, 512, 1024} makes little difference, so training on small n is recommended"',
+        )
+    }
 
 
 def parts(
@@ -53,10 +69,7 @@ def parts(
 
     out = {
         "n-little-difference": Part(
-            f"The number of points per training task makes little difference: at n={fmt_list(same)} the median final "
-            f"relative loss is within {N_TOL:g} of n={n0}'s, for {fmt_list(list(embeddings))} with "
-            f"{fmt_list(list(losses))}",
-            '"training n in {128, 256, 512, 1024} makes little difference, so training on small n is recommended"',
+            *statements(same, n0, embeddings, losses)["n-little-difference"],
             runs([n0, *same]),
             [
                 all_of(
@@ -84,3 +97,21 @@ def parts(
         worse,
     )
     return out
+
+
+def recorded_parts(runs, missing, tiers, ns, n0: int, embeddings, losses, *, k: int, judge: Judge) -> dict[str, Part]:
+    """Figure 13's finding of the paper on a recorded sweep (``runs``, any part of it; ``missing``, the configs not
+    recorded yet; ``tiers``, :func:`lloydbook.sweeps.tiers`) over the ``ns`` (each with at least :data:`MIN_PPC`
+    points per cluster at ``k``), against ``n0``: name -> :class:`Part` (:func:`lloydbook.findings.recorded_parts`).
+    ``n-little-difference`` reads every n, on the largest seed set complete at all of them; until then it is an open
+    row naming the runs still missing. (``n-too-few-points`` is beyond the paper's n; no recorded n has too few.)"""
+    ns = sorted(ns)
+    if n0 not in ns or ns[0] / k < MIN_PPC:
+        raise ValueError(f"ns must hold n0={n0!r}, each with at least {MIN_PPC} points per cluster at k={k}, got {ns}")
+    cells = {n: [(n, e, l) for e in embeddings for l in losses] for n in ns}
+    rec = findings.recorded_groups(runs, ("n", "embedding", "loss"), cells)
+    complete = rec.values == tuple(ns)
+    found = parts(rec.groups, ns, n0, embeddings, losses, k=k, judge=judge) if complete else {}
+    say = statements([n for n in ns if n != n0], n0, embeddings, losses)
+    kw = dict(every=set(say), complete=complete, missing=missing, tiers=tiers, axis="n")
+    return findings.recorded_parts({n: p for n, p in found.items() if n in say}, say, **kw)

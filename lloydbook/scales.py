@@ -41,6 +41,11 @@ _FIG10A_PAPER = {"base": _PAPER_BASE, "embeddings": ["OH", "BN", "NA"], "losses"
 _FIG15A_PAPER = {"base": _PAPER_BASE, "embeddings": ["OH", "BN", "NA"], "losses": ["L2"],
                  "tiers": [{"k": [6, 25], "seed": [0, 1, 2, 3, 4]}, {"k": [6, 25], "seed": [5, 6, 7, 8, 9]},
                            {"k": [10, 16], "seed": [0, 1, 2, 3, 4]}, {"k": [10, 16], "seed": [5, 6, 7, 8, 9]}]}
+# Fig. 13a at the paper's own n of 128, 256 and 512 and 10,000 steps, the same at every scale: the sweep "fig13a-paper"
+# is "fig13" at paper less n=1024 (a step there costs about 6x n=512's on this CPU), recorded like fig10a-paper, whose
+# tau=0.1 runs are its n=512 runs. Its tiers: every n with seeds 0-4, then 5-9
+_FIG13A_PAPER = {"base": _PAPER_BASE, "embeddings": ["OH", "BN", "NA"], "losses": ["NE", "L2"],
+                 "tiers": [{"n": [128, 256, 512], "seed": list(range(5))}, {"n": [128, 256, 512], "seed": [5, 6, 7, 8, 9]}]}
 # stored models scored with attention dropout left on, as the authors' code scores them (p: their scripts' value;
 # repeats: scorings of each model, the five of the agreement check; tasks: fixed tasks per shape), the same at every
 # scale: it trains nothing
@@ -64,7 +69,7 @@ _LEARNING = {"base": {"d": 4, "k": 6, "n": 32, "steps": 6000, "tau": 0.1, "loss"
              "wall_steps": 500, "wall_time": {"n": 512, "reps": 40, "warmup": 10}, "cli_steps": 200,
              "gap_tasks": 128, "gap_n": 256,
              "gap_taus": [1e-3, 3e-3, 1e-2, 3e-2, 0.1, 0.25, 1.0, 3.0, 10.0], "fig10a_paper": _FIG10A_PAPER,
-             "fig15a_paper": _FIG15A_PAPER,
+             "fig15a_paper": _FIG15A_PAPER, "fig13a_paper": _FIG13A_PAPER,
              "dropout_eval": _DROPOUT_EVAL, "dropout_eval_n512": _DROPOUT_EVAL}
 # chapter 06's models at ci and default: chapter 04's runs at tau=0.1 (the sweep "fig6" is a part of "fig10" there)
 _MODELS = {"base": dict(_LEARNING["base"]), "embeddings": _LEARNING["embeddings"], "losses": _LEARNING["losses"],
@@ -156,8 +161,8 @@ SCALES: dict[str, dict[str, dict]] = {
     # one layer's forward and backward at the paper's n (the same at every scale: it trains nothing, and
     # at n=32 OH and BN differ by about 4%, too little to decide on a shared CPU); cli_steps: the runs the command-line
     # demonstration trains; gap_*: tasks and temperatures for the smoothing-gap pictures (no training).
-    # fig10a_paper and fig15a_paper: the sweeps "fig10a-paper" and "fig15a-paper", Figs. 10a and 15b at the paper's
-    # own setting, the same at every scale (see _FIG10A_PAPER and _FIG15A_PAPER above); dropout_eval: stored models scored with dropout on (see _DROPOUT_EVAL above),
+    # fig10a_paper, fig15a_paper and fig13a_paper: the sweeps "fig10a-paper", "fig15a-paper" and "fig13a-paper", Figs.
+    # 10a, 15b and 13a at the paper's own setting, the same at every scale (see _FIG10A_PAPER etc. above); dropout_eval: stored models scored with dropout on (see _DROPOUT_EVAL above),
     # dropout_eval_n512 the same for the models of fig10a_paper (on fewer tasks at ci: _DROPOUT_EVAL_N512_CI). wall_seeds: Fig. 17's timed single runs, 3 at ci (10 took 250 of chapter 04's 390 s on a busy core; its rows stay open there: no run leaves the plateau).
     # ci is default but for that: no smaller setting decides the learning claims (10 seeds leave the plateau of Fig. 10
     # only after about 2,000 steps at n=32, and at n=16 or 800 steps no setting beats one Lloyd step), so
@@ -181,7 +186,8 @@ SCALES: dict[str, dict[str, dict]] = {
                   "wall_steps": 10000, "wall_time": {"n": 512, "reps": 40, "warmup": 10}, "cli_steps": 200,
                   "gap_tasks": 320, "gap_n": 512,
                   "gap_taus": [1e-3, 3e-3, 1e-2, 3e-2, 0.1, 0.25, 1.0, 3.0, 10.0], "fig10a_paper": _FIG10A_PAPER,
-                  "fig15a_paper": _FIG15A_PAPER, "dropout_eval": _DROPOUT_EVAL, "dropout_eval_n512": _DROPOUT_EVAL},
+                  "fig15a_paper": _FIG15A_PAPER, "fig13a_paper": _FIG13A_PAPER, "dropout_eval": _DROPOUT_EVAL,
+                  "dropout_eval_n512": _DROPOUT_EVAL},
     },
     # --- chapter "Many steps and new inputs" (book/06_many_steps.ipynb) ---
     # models: the trained models Figs. 6, 7 and 12 evaluate (the sweep "fig6": base config, then the embeddings,
@@ -199,17 +205,14 @@ SCALES: dict[str, dict[str, dict]] = {
     # workers: evaluating processes, spawned, of one torch thread each (the evaluations are independent)
     "steps": {
         "ci": {"models": _MODELS, "T": 20, "tasks": 64, "init_tasks": 256, "shift_tasks": 512, "doubled_tasks": 2048, "n_tasks": 128,
-               "n_ratios": [0.25, 0.5, 2, 4],
-               "n512": {"tasks": 64, "iterate_tasks": 4, "shift_tasks": 64, "doubled_tasks": 64, "n_points": 16384, "workers": 2}},
+               "n_ratios": [0.25, 0.5, 2, 4], "n512": {"tasks": 64, "iterate_tasks": 4, "shift_tasks": 64, "doubled_tasks": 64, "n_points": 16384, "workers": 2}},
         "default": {"models": _MODELS, "T": 20, "tasks": 256, "init_tasks": 256, "shift_tasks": 1024, "doubled_tasks": 2048, "n_tasks": 256,
-                    "n_ratios": [0.25, 0.5, 2, 4],
-                    "n512": {"tasks": 128, "iterate_tasks": 8, "shift_tasks": 128, "doubled_tasks": 512, "n_points": 65536, "workers": 2}},
+                    "n_ratios": [0.25, 0.5, 2, 4], "n512": {"tasks": 128, "iterate_tasks": 8, "shift_tasks": 128, "doubled_tasks": 512, "n_points": 65536, "workers": 2}},
         "paper": {"models": {"base": {"d": 32, "k": 10, "n": 512, "steps": 10000, "tau": 0.1, "loss": "L2",
                                       "embedding": "BN"},
                              "embeddings": ["OH", "BN", "NA"], "losses": ["NE", "L2"], "seeds": list(range(10))},
                   "T": 20, "tasks": 320, "init_tasks": 320, "shift_tasks": 1024, "doubled_tasks": 2048, "n_tasks": 320,
-                  "n_ratios": [0.25, 0.5, 2, 4],
-                  "n512": {"tasks": 320, "iterate_tasks": 320, "shift_tasks": 1024, "doubled_tasks": 2048, "n_points": 163840, "workers": 2}},
+                  "n_ratios": [0.25, 0.5, 2, 4], "n512": {"tasks": 320, "iterate_tasks": 320, "shift_tasks": 1024, "doubled_tasks": 2048, "n_points": 163840, "workers": 2}},
     },
     # --- chapter "Distribution families and task dissimilarity" (book/07_families.ipynb) ---
     # train: the family sweep (base TrainConfig fields, then the axes); its normal-family runs at tau=0.1 are
@@ -230,20 +233,17 @@ SCALES: dict[str, dict[str, dict]] = {
                "families": ["normal", "cauchy", "gumbel", "laplace", "lognormal"], "taus": [1.0, 0.1],
                "embeddings": ["OH", "BN"], "losses": ["NE", "L2"], "seeds": _LEARNING["seeds"], "workers": 2,
                "grid_loss": "L2", "grid_tau": 0.1, "T": 20, "test_tasks": 512, "emd_task": [512, 32, 10], "emd_small_task": [32, 4, 6],
-               "emd_per": 4, "emd_small_per": 16, "emd_big": 16, "emd_draws": 10, "squeeze_tasks": 64, "squeeze_ns": [32, 512],
-               "resamples": 1000},
+               "emd_per": 4, "emd_small_per": 16, "emd_big": 16, "emd_draws": 10, "squeeze_tasks": 64, "squeeze_ns": [32, 512], "resamples": 1000},
         "default": {"base": {**_LEARNING["base"], "steps": _LEARNING["shape_steps"]},
                     "families": ["normal", "cauchy", "gumbel", "laplace", "lognormal"], "taus": [1.0, 0.1],
                     "embeddings": ["OH", "BN"], "losses": ["NE", "L2"], "seeds": _LEARNING["seeds"], "workers": 2,
                     "grid_loss": "L2", "grid_tau": 0.1, "T": 20, "test_tasks": 512, "emd_task": [512, 32, 10], "emd_small_task": [32, 4, 6],
-                    "emd_per": 4, "emd_small_per": 16, "emd_big": 16, "emd_draws": 20, "squeeze_tasks": 128, "squeeze_ns": [32, 128, 512],
-                    "resamples": 2000},
+                    "emd_per": 4, "emd_small_per": 16, "emd_big": 16, "emd_draws": 20, "squeeze_tasks": 128, "squeeze_ns": [32, 128, 512], "resamples": 2000},
         "paper": {"base": {"d": 32, "k": 10, "n": 512, "steps": 10000, "tau": 0.1, "loss": "L2", "embedding": "BN"},
                   "families": ["normal", "cauchy", "gumbel", "laplace", "lognormal"], "taus": [1.0, 0.1],
                   "embeddings": ["OH", "BN", "NA"], "losses": ["NE", "L2"], "seeds": list(range(10)), "workers": 1,
                   "grid_loss": "L2", "grid_tau": 0.1, "T": 20, "test_tasks": 320, "emd_task": [512, 32, 10], "emd_small_task": [32, 4, 6],
-                  "emd_per": 4, "emd_small_per": 16, "emd_big": 16, "emd_draws": 20, "squeeze_tasks": 128, "squeeze_ns": [32, 128, 512],
-                  "resamples": 2000},
+                  "emd_per": 4, "emd_small_per": 16, "emd_big": 16, "emd_draws": 20, "squeeze_tasks": 128, "squeeze_ns": [32, 128, 512], "resamples": 2000},
     },
     # --- chapter "Loss landscapes" (book/08_landscapes.ipynb) ---
     # Evaluates chapter 05's d sweep (Fig. 3) and chapter 07's family runs (Fig. 5): no training of its own.

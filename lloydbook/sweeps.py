@@ -11,8 +11,8 @@ chapter trains anything else.
 
 Some sweeps are not stored, and train where they run: Fig. 17's single runs, whose point is their own
 step times (``stored=False``, ``stacked=False``), and the runs of the command-line demonstration, which
-the chapter trains with ``python -m lloydlib train``. A ``recorded`` sweep (``fig10a-paper`` and ``fig15a-paper``,
-Figs. 10a and 15b at the paper's own setting) is neither stored nor trained by a chapter: ``python -m lloydbook.record`` trains it,
+the chapter trains with ``python -m lloydlib train``. A ``recorded`` sweep (``fig10a-paper``, ``fig15a-paper`` and
+``fig13a-paper``: Figs. 10a, 15b and 13a at the paper's own setting) is neither stored nor trained by a chapter: ``python -m lloydbook.record`` trains it,
 over many sittings, into a recorded store ``results/recorded/<machine>``, and the chapters read whichever of
 its runs are recorded, and learn which are missing, with :func:`recorded`.
 """
@@ -148,6 +148,10 @@ _LIST = (
     Sweep(
         "fig13", "05_shapes", "learning", "Fig. 13: points per task",
         lambda p: [(_shape(p), dict(n=p["ns"], embedding=p["n_embeddings"], loss=p["sub_losses"], seed=p["n_seeds"]))],
+    ),
+    Sweep(
+        "fig13a-paper", "05_shapes", "learning", "Fig. 13a at the paper's own n of 128, 256 and 512 (10,000 steps)",
+        _recorded_paper("fig13a_paper"), stored=False, recorded=True,
     ),
     Sweep(
         "fig15", "05_shapes", "learning", "Fig. 15: clusters per task",

@@ -31,6 +31,11 @@ EXPECT = {
     ),
     "n-little-difference": PAPER,
     "n-too-few-points": BEYOND,
+    # Fig. 13a at the paper's own n of 128, 256 and 512 (d=4, k=6, tau=0.1, 10,000 steps; its n=1024 is left to a
+    # GPU), decided on the recorded sweep fig13a-paper trained on the CPU: the paper's statement, which covers these n,
+    # stated before any of its n < 512 runs was trained (its n=512 runs are fig10a-paper's at tau=0.1, whose final
+    # losses chapter 04 reads, never against another n)
+    "n-little-difference-n128-512": PAPER,
     "k-bn-degrades": PAPER,
     "k-oh-insensitive": Expectation(
         of_paper=True,

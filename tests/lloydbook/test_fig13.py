@@ -65,3 +65,43 @@ def test_bad_reference_or_nothing_to_compare_names_the_argument(judge):
     with pytest.raises(ValueError, match="ns must hold an n besides n0=32"):
         fig13.parts(G, (16, 32), 32, EMBS, LOSSES, k=6, judge=judge)
     assert np.isclose(fig13.N_TOL, 0.05) and fig13.MIN_PPC == 3
+
+
+def _recorded(ns, seeds, worse=()):
+    """Made-up recorded runs of :func:`grid` at the paper's setting, with TrainConfigs (d=4, k=6, 10,000 steps)."""
+    from types import SimpleNamespace
+
+    from lloydlib.training import TrainConfig
+
+    base = TrainConfig(d=4, k=6, n=512, steps=10000, tau=0.1, loss="L2")
+    return [
+        SimpleNamespace(**{**vars(r), "config": base.replace(n=n, embedding=e, seed=s)})
+        for (n, e, l), rs in grid(ns, worse).items()
+        for s, r in enumerate(rs)
+        if s in seeds
+    ]
+
+
+def test_statements_are_the_words_of_the_parts(judge):
+    part = fig13.parts(grid(NS), NS, 512, EMBS, LOSSES, k=6, judge=judge)["n-little-difference"]
+    say = fig13.statements([128, 256, 1024], 512, EMBS, LOSSES)
+    assert list(say) == ["n-little-difference"] and (part.statement, part.paper) == say["n-little-difference"]
+
+
+def test_recorded_parts_decide_once_every_n_holds_a_seed_set_and_name_what_is_missing(judge):
+    ns = (128, 256, 512)
+    every = _recorded(ns, range(10), worse=(128,))
+    tiers = [[r.config for r in every if r.config.seed in ss] for ss in (range(5), range(5, 10))]
+    lacking = [r.config for r in every if r.config.n == 256]
+    part = fig13.recorded_parts([r for r in every if r.config.n != 256], lacking, tiers, ns, 512, EMBS, LOSSES, k=6,
+                                judge=judge)["n-little-difference"]  # fmt: skip
+    assert [e.outcome for e in part.evidence] == ["undetermined"] and part.evidence[0].text.startswith(
+        "40 of 60 recorded; missing: n=256 OH:L2 seeds 0-9"
+    )
+    first = [r for r in every if r.config.seed < 5]
+    done = fig13.recorded_parts(first, [], tiers, ns, 512, EMBS, LOSSES, k=6, judge=judge)["n-little-difference"]
+    assert [e.outcome for e in done.evidence] == ["fails", "fails"] and len(done.runs) == 3 * 2 * 5  # n=128 worse
+    assert "at n=128, 256" in done.statement and list(fig13.recorded_parts(every, [], tiers, ns, 512, EMBS, LOSSES,
+                                                                           k=6, judge=judge)) == ["n-little-difference"]  # fmt: skip
+    with pytest.raises(ValueError, match="ns must hold n0=1024"):
+        fig13.recorded_parts(every, [], tiers, ns, 1024, EMBS, LOSSES, k=6, judge=judge)

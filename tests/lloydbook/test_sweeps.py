@@ -208,6 +208,19 @@ def test_fig15a_paper_is_fig15b_at_the_paper_setting_its_smallest_k_shared_with_
         assert "fig15a-paper" not in sweeps.stored_configs(scale)
 
 
+def test_fig13a_paper_is_fig13a_at_the_papers_n_but_1024_its_n512_shared_with_fig10a_paper():
+    wanted = {c.key() for c in sweeps.configs("fig13", "paper") if c.n != 1024}
+    shared = {c.key() for c in sweeps.configs("fig10a-paper", tau=0.1)}
+    assert sweeps.get("fig13a-paper").recorded and not sweeps.get("fig13a-paper").stored
+    for scale in book.SCALE_NAMES:
+        tiers = sweeps.tiers("fig13a-paper", scale)
+        flat = [c for t in tiers for c in t]
+        assert {c.key() for c in flat} == wanted and len(wanted) == 180 and [len(t) for t in tiers] == [90, 90]
+        assert {c.key() for c in flat if c.n == 512} == shared  # the n=512 runs are fig10a-paper's at tau=0.1
+        assert [{c.seed for c in t} for t in tiers] == [set(range(5)), set(range(5, 10))]
+        assert {c.n for c in tiers[0]} == {128, 256, 512} and "fig13a-paper" not in sweeps.stored_configs(scale)
+
+
 def test_recorded_reads_the_recorded_stores_and_never_trains(tmp_path, monkeypatch):
     from lloydbook import results
 
