@@ -35,7 +35,7 @@ from lloydlib.generalisation.landscape import (
 )
 from lloydlib.training import DTYPES
 
-from .claims.evidence import q3
+from .claims.evidence import pooled_median, q3
 from .tables import Table
 
 __all__ = [
@@ -50,7 +50,6 @@ __all__ = [
     "plane_rises",
     "plane_max",
     "centre",
-    "pooled_median",
     "shape_numbers",
     "gap_numbers",
     "shape_table",
@@ -156,15 +155,6 @@ def centre(S) -> np.ndarray:
     return S[:, S.shape[1] // 2, S.shape[2] // 2]
 
 
-def pooled_median(per_seed: dict, keys) -> float:
-    """The median of several settings' per-seed values pooled: ``per_seed[key]`` is (seeds,) for each of
-    ``keys``."""
-    keys = list(keys)
-    if not keys:
-        raise ValueError("keys must name at least one setting, got none")
-    return float(np.median(np.concatenate([np.ravel(per_seed[k]) for k in keys])))
-
-
 def shape_numbers(S: dict) -> dict:
     """What Fig. 3's text and its unimodality claim quote of the surfaces ``S[key]`` (seeds, g, g), every seed of
     every key pooled: ``{glue name: value}``, the number of surfaces, how many have exactly one strict local minimum
@@ -184,7 +174,7 @@ def gap_numbers(by_family: dict, by_d: dict, embeddings, *, dmin: int, dmax: int
     mid = {key: centre(S) for key, S in {**by_family, **by_d}.items()}
 
     def over(stat, first):
-        return pooled_median(stat, [(first, e) for e in embeddings])
+        return pooled_median(stat[(first, e)] for e in embeddings)
 
     normal_max = over(top, dmin)
     return {

@@ -13,7 +13,7 @@ from 63-bit hashed seeds, ``lloydlib.training.derive_seed``).
 
 Per-seed statistics (arrays of shape (seeds,)) for :func:`lloydbook.claims.evidence.decide`: :func:`gap` (model
 minus Lloyd's at one step; below 0 the model's tasks end with a smaller objective, in log units: -0.05 is
-about 5% lower) and :func:`rise` (a mode's change between two steps); :func:`pooled_median` of several
+about 5% lower) and :func:`rise` (a mode's change between two steps); :func:`pooled_median` (:mod:`lloydbook.claims.evidence`'s) of several
 settings' per-seed values and :func:`init_numbers` give the numbers the chapter's prose quotes.
 """
 
@@ -37,6 +37,7 @@ from lloydlib.generalisation.multistep import (
 )
 from lloydlib.model import LearnableTransformer
 
+from .claims.evidence import pooled_median
 from .figures import COLOR, DASH
 
 __all__ = [
@@ -161,14 +162,6 @@ def rise(curves: dict, mode: str, start: int, end: int) -> np.ndarray:
     a, b = curves[mode][:, start], curves[mode][:, end]
     with np.errstate(invalid="ignore"):
         return np.where(np.isposinf(b) & np.isfinite(a), math.inf, b - a)
-
-
-def pooled_median(values) -> float:
-    """The median of several settings' per-seed values pooled (an iterable of arrays of shape (seeds,))."""
-    values = [np.asarray(v, dtype=float) for v in values]
-    if not values:
-        raise ValueError("values must hold at least one array of per-seed values, got none")
-    return float(np.median(np.concatenate(values)))
 
 
 def init_numbers(curves: dict, inits, settings, step: int) -> dict:

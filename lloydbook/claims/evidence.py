@@ -32,6 +32,7 @@ __all__ = [
     "OUTCOMES",
     "Evidence",
     "q3",
+    "pooled_median",
     "Judge",
     "cheaper",
     "all_of",
@@ -44,6 +45,14 @@ def q3(values) -> str:
     """``'median [q25, q75]'`` of per-seed values, three decimals each (numpy's linear quantiles)."""
     a, m, b = training.quartiles(values)
     return f"{m:.3f} [{a:.3f}, {b:.3f}]"
+
+
+def pooled_median(values) -> float:
+    """The median of several settings' per-seed values pooled (an iterable of arrays of shape (seeds,))."""
+    values = [np.ravel(np.asarray(v, dtype=float)) for v in values]
+    if not values:
+        raise ValueError("values must hold at least one array of per-seed values, got none")
+    return float(np.median(np.concatenate(values)))
 
 
 #: confidence of every interval a learning claim is decided on (two-sided bootstrap over seeds)

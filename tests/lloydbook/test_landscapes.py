@@ -110,10 +110,7 @@ def test_plane_rises_average_the_planes():
         LB.plane_rises(runs, X, C0, direction_seeds=[], **kw)
 
 
-def test_pooled_median_and_gap_numbers():
-    assert LB.pooled_median({"a": [1.0, 5.0], "b": [2.0, 3.0, 4.0]}, ["a", "b"]) == 3.0
-    with pytest.raises(ValueError, match="at least one"):
-        LB.pooled_median({"a": [1.0]}, [])
+def test_gap_numbers():
     embs = ["OH", "BN"]
     by_family = {
         (f, e): np.stack([bowl(scale=s + (e == "BN")) for s in (1.0, 2.0, 3.0)])

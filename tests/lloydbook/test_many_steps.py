@@ -95,13 +95,6 @@ def test_gap_and_rise():
     assert M.rise(cur, "reembed", 1, 2)[1] == math.inf
 
 
-def test_pooled_median_pools_the_settings_seeds():
-    assert M.pooled_median([np.array([1.0, 5.0]), np.array([2.0]), [3.0, 4.0]]) == 3.0
-    assert M.pooled_median(np.array([s, s + 1.0]) for s in (0.0, 10.0)) == 5.5  # any iterable, e.g. a generator
-    with pytest.raises(ValueError, match="at least one array"):
-        M.pooled_median([])
-
-
 def test_init_numbers_name_each_init_and_pool_the_settings():
     def curves(model_end, lloyd_end):  # two seeds, steps 0..2
         return {

@@ -108,6 +108,13 @@ def test_cheaper_decides_on_the_sign_test_interval_of_the_paired_ratios():
         E.cheaper("p", a[:3], a[:3], "BN", "OH")
 
 
+def test_pooled_median_pools_the_settings_seeds():
+    assert E.pooled_median([np.array([1.0, 5.0]), np.array([2.0]), [3.0, 4.0]]) == 3.0
+    assert E.pooled_median(np.array([s, s + 1.0]) for s in (0.0, 10.0)) == 5.5  # any iterable, e.g. a generator
+    with pytest.raises(ValueError, match="at least one array"):
+        E.pooled_median([])
+
+
 def test_q3_formats_median_and_quartiles():
     assert E.q3([1.0, 2.0, 3.0, 4.0, 5.0]) == "3.000 [2.000, 4.000]"
 
