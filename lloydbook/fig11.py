@@ -17,7 +17,17 @@ from .claims.evidence import Judge, all_of
 from .findings import Part, by_seed
 from .learning import final, largest_rise
 
-__all__ = ["DEFAULT_LR", "LARGE_LR", "MONOTONE", "NON_MONOTONE", "MARGIN", "SOURCES", "large_rates", "parts"]
+__all__ = [
+    "DEFAULT_LR",
+    "LARGE_LR",
+    "MONOTONE",
+    "NON_MONOTONE",
+    "MARGIN",
+    "SOURCES",
+    "large_rates",
+    "statements",
+    "parts",
+]
 
 #: Adam's initial learning rate everywhere else in the paper, the reference of Fig. 11's comparisons
 DEFAULT_LR = 0.01
@@ -62,6 +72,32 @@ def large_rates(d: int, lrs, large: float | None = None) -> list:
     return hi
 
 
+def statements(d: int, lrs, large: float | None = None) -> dict[str, tuple[str, str]]:
+    """Figure 11's findings at ``d`` over the rates ``lrs`` in words, as (statement, the paper's value): name -> that
+    pair (the words of :func:`parts`; ``lr-01-large`` only where 0.1 is trained and not a large rate)."""
+    hi, lo, mid, q = large_rates(d, lrs, large), min(lrs), DEFAULT_LR, min(LARGE_LR.values())
+    out = {
+        "lr-small-monotone-slow": (
+            f"The smallest learning rate (eta={lo:g}, d={d}) converges monotonically (the median run's largest rise "
+            f"between evaluations is below {MONOTONE:g}) but slowly (it ends above eta={mid:g})",
+            "monotone but slow",
+        ),
+        "lr-large-nonmonotone-worse": (
+            f"A large learning rate ({_eta(hi)} at d={d}) is non-monotone (median largest rise above "
+            f"{NON_MONOTONE:g}) and ends at a worse minimum than eta={mid:g}",
+            LARGE_WORDS,
+        ),
+    }
+    if q in lrs and q not in hi:  # 0.1, the smallest rate the paper calls large anywhere
+        out["lr-01-large"] = (
+            f"At d={d} the rate eta={q:g}, which the paper does not name there (it names only {_eta(hi)}), is already "
+            f"a large one: its median largest rise is above {NON_MONOTONE:g}, and it ends more than {MARGIN:g} above "
+            f"eta={mid:g}",
+            f"names only {_eta(hi)} at d={d}: {LARGE_WORDS}",
+        )
+    return out
+
+
 def parts(G: dict, d: int, lrs, embeddings, losses, *, large: float | None = None, judge: Judge) -> dict[str, Part]:
     """Figure 11's findings at ``d`` on the runs ``G`` (``(d, lr, embedding, loss)`` -> runs, one per seed) over the
     rates ``lrs``, the ``embeddings`` and ``losses`` pooled: name -> :class:`Part`. ``lr-small-monotone-slow``: the
@@ -79,12 +115,10 @@ def parts(G: dict, d: int, lrs, embeddings, losses, *, large: float | None = Non
         a, b = (final(r) for r in by_seed(pooled[mid], pooled[lr]))
         return judge.lower(part, a, b, f"eta={mid:g}", f"eta={lr:g}", paired=True, margin=margin)
 
-    lo = lrs[0]
+    lo, say = lrs[0], statements(d, lrs, large)
     out = {
         "lr-small-monotone-slow": Part(
-            f"The smallest learning rate (eta={lo:g}, d={d}) converges monotonically (the median run's largest rise "
-            f"between evaluations is below {MONOTONE:g}) but slowly (it ends above eta={mid:g})",
-            "monotone but slow",
+            *say["lr-small-monotone-slow"],
             pooled[lo] + pooled[mid],
             [
                 judge.below(f"monotone at eta={lo:g}", rise[lo], MONOTONE, "largest rise per run"),
@@ -92,9 +126,7 @@ def parts(G: dict, d: int, lrs, embeddings, losses, *, large: float | None = Non
             ],
         ),
         "lr-large-nonmonotone-worse": Part(
-            f"A large learning rate ({_eta(hi)} at d={d}) is non-monotone (median largest rise above "
-            f"{NON_MONOTONE:g}) and ends at a worse minimum than eta={mid:g}",
-            LARGE_WORDS,
+            *say["lr-large-nonmonotone-worse"],
             [r for lr in [*hi, mid] for r in pooled[lr]],
             [
                 all_of(
@@ -104,13 +136,10 @@ def parts(G: dict, d: int, lrs, embeddings, losses, *, large: float | None = Non
             ],
         ),
     }
-    q = min(LARGE_LR.values())  # 0.1, the smallest rate the paper calls large anywhere
-    if q in lrs and q not in hi:
+    q = min(LARGE_LR.values())
+    if "lr-01-large" in say:
         out["lr-01-large"] = Part(
-            f"At d={d} the rate eta={q:g}, which the paper does not name there (it names only {_eta(hi)}), is already "
-            f"a large one: its median largest rise is above {NON_MONOTONE:g}, and it ends more than {MARGIN:g} above "
-            f"eta={mid:g}",
-            f"names only {_eta(hi)} at d={d}: {LARGE_WORDS}",
+            *say["lr-01-large"],
             pooled[q] + pooled[mid],
             [
                 judge.above(f"non-monotone at eta={q:g}", rise[q], NON_MONOTONE, "largest rise per run"),

@@ -16,7 +16,7 @@ from .claims.evidence import Judge
 from .findings import Part, by_seed, nan_as_inf
 from .learning import auc, final_train
 
-__all__ = ["SOURCES", "oh_bn_gap", "ne_l2_gap", "named", "parts"]
+__all__ = ["SOURCES", "oh_bn_gap", "ne_l2_gap", "named", "statements", "parts"]
 
 #: where the paper states each finding
 SOURCES = {
@@ -69,6 +69,15 @@ _GAPS = {
 }
 
 
+def statements(tau: float) -> dict[str, tuple[str, str]]:
+    """Figure 14's findings at ``tau`` in words, as (statement, the paper's value): name -> that pair (the words of
+    :func:`parts`)."""
+    return {
+        name: (f"The gap between {pair} shrinks as d grows ({how}, tau={tau:g})", "gap shrinks with d")
+        for name, (pair, _, _, how) in _GAPS.items()
+    }
+
+
 def parts(G: dict, ds, tau: float, *, judge: Judge) -> dict[str, Part]:
     """Figure 14's findings at ``tau`` on the runs ``G`` (``(d, tau, embedding, loss)`` -> runs, one per seed, with
     OH and BN, NE and L2 at every d of ``ds``): name -> :class:`Part`. ``d-oh-bn-gap-shrinks``: the OH-BN gap
@@ -78,11 +87,10 @@ def parts(G: dict, ds, tau: float, *, judge: Judge) -> dict[str, Part]:
     if len(ds) < 2:
         raise ValueError(f"ds must hold at least 2 dimensions to compare, got {ds!r}")
     dmin, dmax = ds[0], ds[-1]
-    out = {}
-    for name, (pair, gap, cells, how) in _GAPS.items():
+    out, say = {}, statements(tau)
+    for name, (_, gap, cells, _) in _GAPS.items():
         out[name] = Part(
-            f"The gap between {pair} shrinks as d grows ({how}, tau={tau:g})",
-            "gap shrinks with d",
+            *say[name],
             [r for d in (dmin, dmax) for e, l in cells for r in G[(d, tau, e, l)]],
             [
                 judge.lower(

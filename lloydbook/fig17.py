@@ -38,6 +38,7 @@ __all__ = [
     "POINTS",
     "wall_mean",
     "wall_means",
+    "statements",
     "parts",
 ]
 
@@ -97,6 +98,24 @@ def _unmet(G: dict, case, ns) -> str:
     )
 
 
+def statements() -> dict[str, tuple[str, str]]:
+    """Figure 17's findings in words, as (statement, the paper's value): name -> that pair (the words of
+    :func:`parts`)."""
+    return {
+        "wallclock-bn-slower": (
+            f"At d=k={SLOWER_CASE[0]} BN is clearly slower to converge in wall-clock terms (its mean relative "
+            f"validation loss over the time both runs of a seed trained is above OH's by more than {CLEAR:g}; L2, "
+            "tau=1, clipped)",
+            '"At d=k=16 BN is clearly slower to converge in wall-clock terms"',
+        ),
+        "wallclock-bn-initially-faster": (
+            f"At d={FASTER_CASE[0]}, k={FASTER_CASE[1]} BN is initially faster (its mean relative validation loss "
+            f"over the first {INITIAL:.0%} of the time both runs of a seed trained is below OH's; L2, tau=1, clipped)",
+            '"At d=32, k=25 BN is initially faster"',
+        ),
+    }
+
+
 def parts(G: dict, cases, ns, *, judge: Judge) -> dict[str, Part]:
     """Figure 17's findings on the runs ``G[(d, k, n, embedding)]`` of the ``cases`` ``[(d, k)]`` among
     :data:`SLOWER_CASE` and :data:`FASTER_CASE` at every n of ``ns``, paired by seed (:func:`wall_means`):
@@ -104,7 +123,7 @@ def parts(G: dict, cases, ns, *, judge: Judge) -> dict[str, Part]:
     above OH's by more than :data:`CLEAR`) and ``wallclock-bn-initially-faster`` (at FASTER_CASE, over the first
     :data:`INITIAL` of it, BN's is below OH's). A finding whose case is not among ``cases`` is left out."""
     cases = [tuple(c) for c in cases]
-    out = {}
+    out, say = {}, statements()
 
     def one(case, what, fraction, bn_above):
         evidence, runs = [], []
@@ -120,23 +139,10 @@ def parts(G: dict, cases, ns, *, judge: Judge) -> dict[str, Part]:
 
     if SLOWER_CASE in cases:
         evidence, runs = one(SLOWER_CASE, "whole common time", 1.0, True)
-        out["wallclock-bn-slower"] = Part(
-            f"At d=k={SLOWER_CASE[0]} BN is clearly slower to converge in wall-clock terms (its mean relative "
-            f"validation loss over the time both runs of a seed trained is above OH's by more than {CLEAR:g}; L2, "
-            "tau=1, clipped)",
-            '"At d=k=16 BN is clearly slower to converge in wall-clock terms"',
-            runs,
-            evidence,
-            _unmet(G, SLOWER_CASE, ns),
-        )
+        out["wallclock-bn-slower"] = Part(*say["wallclock-bn-slower"], runs, evidence, _unmet(G, SLOWER_CASE, ns))
     if FASTER_CASE in cases:
         evidence, runs = one(FASTER_CASE, f"first {INITIAL:.0%} of the common time", INITIAL, False)
         out["wallclock-bn-initially-faster"] = Part(
-            f"At d={FASTER_CASE[0]}, k={FASTER_CASE[1]} BN is initially faster (its mean relative validation loss "
-            f"over the first {INITIAL:.0%} of the time both runs of a seed trained is below OH's; L2, tau=1, clipped)",
-            '"At d=32, k=25 BN is initially faster"',
-            runs,
-            evidence,
-            _unmet(G, FASTER_CASE, ns),
+            *say["wallclock-bn-initially-faster"], runs, evidence, _unmet(G, FASTER_CASE, ns)
         )
     return out

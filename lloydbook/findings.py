@@ -203,17 +203,20 @@ def missing_text(configs, axis: str) -> str:
     return "; ".join(f"{axis}={v:g} {e}:{l} {seeds_text(seeds)}" for (v, e, l), seeds in groups.items())
 
 
-def not_evaluated(
-    sources: dict, runs, why: str, piece: str = "the models it reads", paper: str = "as on this build's models"
-) -> dict[str, Part]:
+def not_evaluated(sources: dict, runs, why: str) -> dict[str, Part]:
     """The findings ``sources`` (name -> where the paper states it) left undecided on ``runs`` (the runs or configs
-    they would read) for the reason ``why``: name -> a :class:`Part` whose one piece of evidence (``piece``) is
-    undetermined and says why (an open row, never a verdict); ``paper`` stands for the paper's value."""
+    they would read) for the reason ``why``: name -> a :class:`Part` whose one piece of evidence ("the models it
+    reads") is undetermined and says why (an open row, never a verdict)."""
     runs = list(runs)
     if not runs or not str(why).strip():
         raise ValueError(f"runs and why must say what is not evaluated and why, got {len(runs)} runs and {why!r}")
     return {
-        name: Part(f"{source}: {name}", paper, runs, [Evidence(piece, "undetermined", why)])
+        name: Part(
+            f"{source}: {name}",
+            "as on this build's models",
+            runs,
+            [Evidence("the models it reads", "undetermined", why)],
+        )
         for name, source in sources.items()
     }
 
@@ -251,7 +254,7 @@ def recorded_parts(
     return out
 
 
-def on_paper_sweep(ch, sweep: str, fields, parts_of, sources: dict, suffix: str = "-paper") -> str:
+def on_paper_sweep(ch, sweep: str, fields, parts_of, sources: dict, statements: dict, suffix: str = "-paper") -> str:
     """Decide a figure's findings on the paper-scale sweep ``sweep`` (one of :data:`lloydbook.sweeps.PAPER_SWEEPS`) as
     the machines under ``results/recorded/`` recorded it (a GPU by ``scripts/record_gpu_learning.sh``, or this CPU by
     ``python -m lloydbook.record``), as the chapter ``ch``'s rows ``<name><suffix>``.
@@ -261,8 +264,9 @@ def on_paper_sweep(ch, sweep: str, fields, parts_of, sources: dict, suffix: str 
     ``G = lloydlib.training.group(runs, *fields)`` (one run per seed, in seed order), gives row name -> :class:`Part`
     (the figure's own ``parts``, named as ``sources`` names them: every row of the paper's), each decided by
     :func:`decide`: it expects the paper's statement (the runs are the paper's setting), or is an open row where it
-    decides nothing. Until then each row is open and says how many runs are recorded: a setting with missing seeds
-    cannot be compared fairly. Returns what came of it, in words."""
+    decides nothing. Until then each row is open, in the words ``statements`` gives it (row name -> (statement, the
+    paper's value), as the figure's ``statements`` words it at the paper's setting), and says how many runs are
+    recorded: a setting with missing seeds cannot be compared fairly. Returns what came of it, in words."""
     found = {name: specs for name, specs, _ in paper_sweeps()}
     if sweep not in found:
         raise ValueError(f"sweep must be one of the paper-scale sweeps {list(found)}, got {sweep!r}")
@@ -272,6 +276,8 @@ def on_paper_sweep(ch, sweep: str, fields, parts_of, sources: dict, suffix: str 
             f"{type(parts_of).__name__} and {sources!r}"
         )
     paper = {n: src for n, src in sources.items() if not str(src).startswith("beyond the paper")}
+    if not isinstance(statements, dict) or not set(paper) <= set(statements):
+        raise ValueError(f"statements must word the rows {sorted(paper)}, got {statements!r}")
     configs = sweep_configs(found[sweep])
     runs, missing = recorded_configs(configs)
     if runs and not missing:
@@ -281,8 +287,8 @@ def on_paper_sweep(ch, sweep: str, fields, parts_of, sources: dict, suffix: str 
         said = f"complete ({len(runs)} runs, trained on {recorded_on(runs)})"
     else:
         said = f"{len(runs)} of {len(configs)} runs recorded"
-        why, piece, value = f"{said} under results/recorded/", "the sweep's runs", f"as in the row without {suffix}"
-        parts = not_evaluated(paper, configs, why, piece, paper=value)
+        why = Evidence("the sweep's runs", "undetermined", f"{said} under results/recorded/")
+        parts = {name: Part(*statements[name], configs, [why]) for name in paper}
     where = dict(lead=f"At the paper's setting (the sweep {sweep}): ", decides=paper_decides(sweep, fields))
     for name in paper:  # the runs are the paper's setting: its n and steps, so no opening "At ... (the paper: ...)"
         own = {f: sorted({getattr(getattr(r, "config", r), f) for r in parts[name].runs}) for f in ("n", "steps")}

@@ -89,3 +89,11 @@ def test_a_part_is_decided_with_the_learning_rate_in_its_setting(judge):
     assert row.kind == "claim" and row.verdict == "reproduced"
     assert row.statement.startswith("At n=32 (the paper: n=512): The smallest learning rate (eta=0.001, d=4)")
     assert row.setting == "n=32, d=4, k=6, lr in {0.001, 0.01}, embedding in {OH, BN}, loss=L2; 100 steps; 10 seeds"
+
+
+def test_statements_are_the_words_of_the_parts(judge):
+    for d, zigzag in ((4, (0.1, 1.0)), (32, (0.1, 1.0))):
+        parts = fig11.parts(grid(zigzag=zigzag, d=d), d, LRS, EMBS, LOSSES, judge=judge)
+        say = fig11.statements(d, LRS)
+        assert list(say) == list(parts) and all((p.statement, p.paper) == say[n] for n, p in parts.items())
+    assert "lr-01-large" not in fig11.statements(32, LRS)  # 0.1 is a large rate at d=32

@@ -108,3 +108,10 @@ def test_named_marks_every_tau_but_the_smallest():
     assert fig14.named("d-oh-bn-gap-shrinks", 0.1, [0.25, 0.1]) == "d-oh-bn-gap-shrinks"
     assert fig14.named("d-oh-bn-gap-shrinks", 0.25, [0.25, 0.1]) == "d-oh-bn-gap-shrinks-tau025"
     assert fig14.named("d-ne-l2-gap-shrinks", 1.0, (0.1, 1.0)) == "d-ne-l2-gap-shrinks-tau1"
+
+
+def test_statements_are_the_words_of_the_parts(judge):
+    for tau in (0.25, 0.1):
+        parts, say = fig14.parts(grid(), (4, 32), tau, judge=judge), fig14.statements(tau)
+        assert list(say) == list(fig14.SOURCES) and all((p.statement, p.paper) == say[n] for n, p in parts.items())
+        assert f"tau={tau:g})" in say["d-oh-bn-gap-shrinks"][0]

@@ -135,3 +135,8 @@ def test_on_the_plateau_a_finding_is_not_decided_and_says_why(judge):
     assert [undecided(p)[0] for p in parts.values()] == ["not decided"] * 2
     unmet = parts["wallclock-bn-slower"].unmet
     assert "still on the plateau" in unmet and "OH 1.80, BN 1.80" in unmet
+
+
+def test_statements_are_the_words_of_the_parts(judge):
+    parts, say = fig17.parts(grid(), CASES, NS, judge=judge), fig17.statements()
+    assert list(say) == list(fig17.CASES) and all((p.statement, p.paper) == say[n] for n, p in parts.items())

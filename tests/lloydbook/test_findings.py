@@ -160,7 +160,8 @@ def fig13_paper(G):
     return fig13.parts(G, p["ns"], p["base"]["n"], p["n_embeddings"], p["sub_losses"], k=p["base"]["k"], judge=judge)
 
 
-FIG13 = ("fig13", ("n", "embedding", "loss"), fig13_paper, fig13.SOURCES)
+EL = (("OH", "BN", "NA"), ("NE", "L2"))  # the paper's embeddings and regularisers of Fig. 13
+FIG13 = ("fig13", ("n", "embedding", "loss"), fig13_paper, fig13.SOURCES, fig13.statements([128, 256, 1024], 512, *EL))
 
 
 def test_a_paper_sweep_not_all_recorded_leaves_the_papers_findings_open(monkeypatch):
@@ -170,7 +171,8 @@ def test_a_paper_sweep_not_all_recorded_leaves_the_papers_findings_open(monkeypa
         assert findings.on_paper_sweep(ch, *FIG13) == f"{said} runs recorded: rows shapes-n-little-difference-paper"
         [row] = ch.rows.rows()  # n-too-few-points, beyond the paper, is left out
         assert row.kind == "open" and row.id == "shapes-n-little-difference-paper"
-        assert row.statement == "At the paper's setting (the sweep fig13): Leaner paper, Fig. 13: n-little-difference"
+        stated, paper = FIG13[4]["n-little-difference"]  # the finding's words at the paper's setting
+        assert row.statement == f"At the paper's setting (the sweep fig13): {stated}" and row.paper == paper
         assert f"{said} runs recorded under results/recorded/" in row.ours and "10 seeds" in row.ours
         assert (
             row.decides.startswith("the paper's setting (n in {128, 256, 512, 1024}")
@@ -203,24 +205,27 @@ def test_a_paper_sweep_whose_runs_contradict_the_paper_fails_its_check(monkeypat
         return fig13_paper(G)
 
     with pytest.raises(AssertionError):
-        findings.on_paper_sweep(book.Chapter("shapes"), "fig13", FIG13[1], worse_at_128, fig13.SOURCES)
+        findings.on_paper_sweep(book.Chapter("shapes"), "fig13", FIG13[1], worse_at_128, *FIG13[3:])
 
 
 def test_on_paper_sweep_names_its_bad_arguments(monkeypatch):
     ch, fields = book.Chapter("shapes"), FIG13[1]
     with pytest.raises(ValueError, match=r"sweep must be one of the paper-scale sweeps \['fig10', .*got 'fig99'"):
-        findings.on_paper_sweep(ch, "fig99", fields, fig13_paper, fig13.SOURCES)
+        findings.on_paper_sweep(ch, "fig99", fields, fig13_paper, *FIG13[3:])
     with pytest.raises(TypeError, match="parts_of must be a function of the grouped runs .* got dict and"):
-        findings.on_paper_sweep(ch, "fig13", fields, {}, fig13.SOURCES)
+        findings.on_paper_sweep(ch, "fig13", fields, {}, *FIG13[3:])
     with pytest.raises(TypeError, match="sources a dict of row names, got function and {}"):
-        findings.on_paper_sweep(ch, "fig13", fields, fig13_paper, {})
+        findings.on_paper_sweep(ch, "fig13", fields, fig13_paper, {}, FIG13[4])
+    with pytest.raises(ValueError, match=r"statements must word the rows \['n-little-difference'\], got {}"):
+        findings.on_paper_sweep(ch, "fig13", fields, fig13_paper, fig13.SOURCES, {})
     recorded(monkeypatch)
     with pytest.raises(ValueError, match=r"parts_of must give the rows \['n-little-difference'\] of sources"):
-        findings.on_paper_sweep(ch, "fig13", fields, lambda G: {}, fig13.SOURCES)
+        findings.on_paper_sweep(ch, "fig13", fields, lambda G: {}, *FIG13[3:])
     renamed = {f"{n}-d8": src for n, src in fig13.SOURCES.items()}
+    said = {f"{n}-d8": words for n, words in FIG13[4].items()}
     with pytest.raises(ValueError, match="no expectation is stated for claim 'shapes-n-little-difference-d8-paper'"):
         findings.on_paper_sweep(
-            ch, "fig13", fields, lambda G: {f"{n}-d8": v for n, v in fig13_paper(G).items()}, renamed
+            ch, "fig13", fields, lambda G: {f"{n}-d8": v for n, v in fig13_paper(G).items()}, renamed, said
         )
 
 
