@@ -58,6 +58,7 @@ __all__ = [
     "recorded_parts",
     "on_paper_sweep",
     "recorded_on",
+    "recorded_decides",
     "evidence_code",
     "setting_pairs",
 ]
@@ -294,6 +295,19 @@ def on_paper_sweep(ch, sweep: str, fields, parts_of, sources: dict, statements: 
         own = {f: sorted({getattr(getattr(r, "config", r), f) for r in parts[name].runs}) for f in ("n", "steps")}
         decide(ch, name + suffix, parts[name], source=paper[name], paper_setting=own, **where)
     return f"{said}: rows {', '.join(ch.claim_id(n + suffix) for n in paper)}"
+
+
+def recorded_decides(sweep: str, tiers, missing) -> str:
+    """What would decide an open row of the recorded sweep ``sweep`` (its ``tiers``, :func:`lloydbook.sweeps.tiers`;
+    ``missing``, its configs not recorded yet): the command that records the rest, or, once every run is recorded
+    and the row is open all the same, more seeds than the sweep's."""
+    if missing:
+        return f"python -m lloydbook.record {sweep} --budget SECONDS --workers 1, then commit results/recorded/"
+    seeds = {c.seed for tier in tiers for c in tier}
+    return (
+        f"more seeds than the {len(seeds)} of {sweep} ({seeds_text(seeds)}), every run of which is recorded: on "
+        "them this finding decides nothing (the row says why)"
+    )
 
 
 def recorded_on(runs) -> str:

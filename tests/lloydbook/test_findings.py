@@ -258,3 +258,11 @@ def test_recorded_on_names_the_machines_by_their_model():
     assert findings.recorded_on(runs) == "AMD EPYC, NVIDIA H200"
     assert findings.recorded_on([SimpleNamespace(info={})]) == "a machine that did not record its hardware"
     assert findings.recorded_on([]) == "no machine yet"
+
+
+def test_recorded_decides_names_the_rest_of_a_sweep_then_more_seeds():
+    tiers = sweeps.tiers("fig10a-paper")
+    rest = findings.recorded_decides("fig10a-paper", tiers, tiers[-1])
+    assert rest == "python -m lloydbook.record fig10a-paper --budget SECONDS --workers 1, then commit results/recorded/"
+    done = findings.recorded_decides("fig10a-paper", tiers, [])
+    assert done.startswith("more seeds than the 10 of fig10a-paper (seeds 0-9), every run of which is recorded")
