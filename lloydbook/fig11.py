@@ -4,7 +4,8 @@
 (the smallest rate is monotone but slow; the rates it calls large at that d are non-monotone and end worse) and, where
 the paper names no rate at ``eta`` = 0.1, one beyond the paper (0.1 is already a large rate there), as
 :class:`lloydbook.findings.Part` s. Chapter 05 decides them on this build's runs (Fig. 11a at d=4, Fig. 11b at
-d=32), and :func:`lloydbook.findings.on_paper_sweep` on the paper's own sweep once a machine recorded it. A run's monotonicity is read off
+d=32), :func:`recorded_parts` on the sweep ``fig11a-paper`` (Fig. 11a at the paper's own setting, recorded on the
+CPU), and :func:`lloydbook.findings.on_paper_sweep` on the paper's own sweep once a machine recorded it. A run's monotonicity is read off
 :func:`lloydbook.learning.largest_rise`; the runs of every embedding and regulariser are pooled, and two rates are
 compared paired by (embedding, loss, seed): the same seeds see the same tasks at every rate.
 """
@@ -13,6 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from . import findings
 from .claims.evidence import Judge, all_of
 from .findings import Part, by_seed
 from .learning import final, largest_rise
@@ -27,6 +29,7 @@ __all__ = [
     "large_rates",
     "statements",
     "parts",
+    "recorded_parts",
 ]
 
 #: Adam's initial learning rate everywhere else in the paper, the reference of Fig. 11's comparisons
@@ -147,3 +150,25 @@ def parts(G: dict, d: int, lrs, embeddings, losses, *, large: float | None = Non
             ],
         )
     return out
+
+
+def recorded_parts(runs, missing, tiers, d: int, lrs, embeddings, losses, *, judge: Judge) -> dict[str, Part]:
+    """Figure 11's findings at ``d`` on a recorded sweep (``runs``, any part of it; ``missing``, the configs not
+    recorded yet; ``tiers``, :func:`lloydbook.sweeps.tiers`) over the rates ``lrs``: name -> :class:`Part`
+    (:func:`lloydbook.findings.recorded_parts`). Each finding reads its two or more rates (the smallest, or the large
+    ones, or 0.1, each with :data:`DEFAULT_LR`) on the largest seed set complete at the smallest and largest rate; where
+    those runs are not all recorded, it is an open row naming the runs still missing."""
+    say, lrs = statements(d, lrs), sorted(lrs)
+    cells = {lr: [(d, lr, e, l) for e in embeddings for l in losses] for lr in lrs}
+    rec = findings.recorded_groups(runs, ("d", "lr", "embedding", "loss"), cells)
+    found = {}
+    if {lrs[0], DEFAULT_LR} <= set(rec.values) and set(large_rates(d, lrs)) <= set(rec.values):
+        found = parts(rec.groups, d, rec.values, embeddings, losses, judge=judge)
+    q, hi = min(LARGE_LR.values()), large_rates(d, lrs)
+    reads = {  # the rates each finding reads (see parts)
+        "lr-small-monotone-slow": lambda c: c.lr in (lrs[0], DEFAULT_LR),
+        "lr-large-nonmonotone-worse": lambda c: c.lr in (*hi, DEFAULT_LR),
+        "lr-01-large": lambda c: c.lr in (q, DEFAULT_LR),
+    }
+    kw = dict(every=set(), complete=rec.values == tuple(lrs), missing=missing, tiers=tiers, axis="lr")
+    return findings.recorded_parts(found, say, **kw, reads=reads)

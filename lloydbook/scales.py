@@ -25,19 +25,16 @@ SCALE_NAMES = ("ci", "default", "paper")
 # fmt: off
 # the learning chapters' base run at the paper's own setting (Figs. 2a and 10a: n=512, d=4, k=6, 10,000 steps)
 _PAPER_BASE = {"d": 4, "k": 6, "n": 512, "steps": 10000, "tau": 0.1, "loss": "L2", "embedding": "BN"}
-# Fig. 10a at the paper's own setting (issue 34), the same at every scale: the sweep "fig10a-paper" is the sweep
-# "fig10" at paper restricted to d=4 (the same configs), trained on the CPU by python -m lloydbook.record into
-# results/recorded/<machine> and read by the chapters whatever their scale. Its tiers are its priority order (each
-# a grid of embeddings x losses at base): tau 1 and 0.1 with seeds 0-4 (60 runs), then seeds 5-9, then tau 0.25,
-# then tau 0.14
+# Fig. 10a at the paper's own setting (issue 34), the same at every scale: the sweep "fig10a-paper" is "fig10" at paper
+# restricted to d=4, trained on the CPU by python -m lloydbook.record into results/recorded/<machine>, read by the
+# chapters at any scale. Its tiers (each a grid of embeddings x losses at base) in priority order: tau 1 and 0.1 with
+# seeds 0-4, then 5-9, then tau 0.25, then 0.14
 _FIG10A_PAPER = {"base": _PAPER_BASE, "embeddings": ["OH", "BN", "NA"], "losses": ["NE", "L2"],
                  "tiers": [{"tau": [1.0, 0.1], "seed": [0, 1, 2, 3, 4]}, {"tau": [1.0, 0.1], "seed": [5, 6, 7, 8, 9]},
                            {"tau": [0.25], "seed": list(range(10))}, {"tau": [0.14], "seed": list(range(10))}]}
-# Fig. 15b at the paper's own setting, the same at every scale: the sweep "fig15a-paper" is the sweep "fig15" at paper
-# restricted to its panel (d, tau) = (4, 0.1) and L2 (chapter 05's claims read L2 at that panel), recorded like
-# fig10a-paper; its k=6 runs are fig10a-paper's tau=0.1 L2 runs (the same configs). Its tiers are its priority
-# order: k 6 and 25 (the smallest and largest k, which the claims compare) with seeds 0-4, then seeds 5-9, then k 10
-# and 16 (which "insensitive to k" also reads) with seeds 0-4, then 5-9
+# Fig. 15b at the paper's own setting, the same at every scale: "fig15a-paper" is "fig15" at paper at the panel
+# (d, tau) = (4, 0.1) and L2 (what chapter 05's claims read), recorded like fig10a-paper, whose tau=0.1 L2 runs are its
+# k=6 runs. Its tiers: k 6 and 25 (which the claims compare) with seeds 0-4, then 5-9, then k 10 and 16 likewise
 _FIG15A_PAPER = {"base": _PAPER_BASE, "embeddings": ["OH", "BN", "NA"], "losses": ["L2"],
                  "tiers": [{"k": [6, 25], "seed": [0, 1, 2, 3, 4]}, {"k": [6, 25], "seed": [5, 6, 7, 8, 9]},
                            {"k": [10, 16], "seed": [0, 1, 2, 3, 4]}, {"k": [10, 16], "seed": [5, 6, 7, 8, 9]}]}
@@ -46,6 +43,12 @@ _FIG15A_PAPER = {"base": _PAPER_BASE, "embeddings": ["OH", "BN", "NA"], "losses"
 # tau=0.1 runs are its n=512 runs. Its tiers: every n with seeds 0-4, then 5-9
 _FIG13A_PAPER = {"base": _PAPER_BASE, "embeddings": ["OH", "BN", "NA"], "losses": ["NE", "L2"],
                  "tiers": [{"n": [128, 256, 512], "seed": list(range(5))}, {"n": [128, 256, 512], "seed": [5, 6, 7, 8, 9]}]}
+# Fig. 11a at the paper's own setting (d=4, 5,000 steps), the same at every scale: "fig11a-paper" is "fig11" at paper
+# restricted to d=4, recorded like fig10a-paper. Its tiers: every rate with seeds 0-4, then 5-9
+_FIG11A_PAPER = {"base": {**_PAPER_BASE, "steps": 5000}, "embeddings": ["OH", "BN", "NA"], "losses": ["NE", "L2"],
+                 "tiers": [{"lr": [0.001, 0.01, 0.1, 1.0], "seed": list(range(5))}, {"lr": [0.001, 0.01, 0.1, 1.0], "seed": [5, 6, 7, 8, 9]}]}
+# the recorded sweeps' settings, by their keys in SCALES["learning"]
+_RECORDED = {"fig10a_paper": _FIG10A_PAPER, "fig15a_paper": _FIG15A_PAPER, "fig13a_paper": _FIG13A_PAPER, "fig11a_paper": _FIG11A_PAPER}
 # stored models scored with attention dropout left on, as the authors' code scores them (p: their scripts' value;
 # repeats: scorings of each model, the five of the agreement check; tasks: fixed tasks per shape), the same at every
 # scale: it trains nothing
@@ -68,8 +71,7 @@ _LEARNING = {"base": {"d": 4, "k": 6, "n": 32, "steps": 6000, "tau": 0.1, "loss"
              "wall_cases": [[16, 16], [32, 25]], "wall_n": 32, "wall_tau": 1.0, "wall_clip": 1.0, "wall_seeds": list(range(10)),
              "wall_steps": 500, "wall_time": {"n": 512, "reps": 40, "warmup": 10}, "cli_steps": 200,
              "gap_tasks": 128, "gap_n": 256,
-             "gap_taus": [1e-3, 3e-3, 1e-2, 3e-2, 0.1, 0.25, 1.0, 3.0, 10.0], "fig10a_paper": _FIG10A_PAPER,
-             "fig15a_paper": _FIG15A_PAPER, "fig13a_paper": _FIG13A_PAPER,
+             "gap_taus": [1e-3, 3e-3, 1e-2, 3e-2, 0.1, 0.25, 1.0, 3.0, 10.0], **_RECORDED,
              "dropout_eval": _DROPOUT_EVAL, "dropout_eval_n512": _DROPOUT_EVAL}
 # chapter 06's models at ci and default: chapter 04's runs at tau=0.1 (the sweep "fig6" is a part of "fig10" there)
 _MODELS = {"base": dict(_LEARNING["base"]), "embeddings": _LEARNING["embeddings"], "losses": _LEARNING["losses"],
@@ -154,15 +156,14 @@ SCALES: dict[str, dict[str, dict]] = {
     # 05's row shapes-n-too-few-points; at n=32, k=16 every embedding ends near 1.8, on its plateau). On CPU these
     # three have 20 seeds, raised from 10 after 10 had left comparisons undecided: BN at n=64 against n=32 and BN
     # against NA at k=16 after 3,000 steps; Fig. 11's d=32 row and eta=0.1 at d=4. The first 10 are the runs that
-    # were read. Fig. 10b keeps 10: 20 (tried, issue 26)
-    # decided none of its open rows and took the store past its 50 MB budget.
+    # were read. Fig. 10b keeps 10: 20 (tried, issue 26) decided none of its open rows and took the store past 50 MB.
     # sub_losses: the regularisers of Figs. 11, 13 and 15; wall_cases [[d, k]]
     # at wall_n, wall_tau, wall_clip for wall_steps (Fig. 17), and wall_time: the interleaved timing of
     # one layer's forward and backward at the paper's n (the same at every scale: it trains nothing, and
     # at n=32 OH and BN differ by about 4%, too little to decide on a shared CPU); cli_steps: the runs the command-line
     # demonstration trains; gap_*: tasks and temperatures for the smoothing-gap pictures (no training).
-    # fig10a_paper, fig15a_paper and fig13a_paper: the sweeps "fig10a-paper", "fig15a-paper" and "fig13a-paper", Figs.
-    # 10a, 15b and 13a at the paper's own setting, the same at every scale (see _FIG10A_PAPER etc. above); dropout_eval: stored models scored with dropout on (see _DROPOUT_EVAL above),
+    # fig10a_paper, fig15a_paper, fig13a_paper and fig11a_paper (_RECORDED): the sweeps "fig10a-paper" etc., Figs. 10a, 15b,
+    # 13a and 11a at the paper's own setting, the same at every scale (see _FIG10A_PAPER etc. above); dropout_eval: stored models scored with dropout on (see _DROPOUT_EVAL above),
     # dropout_eval_n512 the same for the models of fig10a_paper (on fewer tasks at ci: _DROPOUT_EVAL_N512_CI). wall_seeds: Fig. 17's timed single runs, 3 at ci (10 took 250 of chapter 04's 390 s on a busy core; its rows stay open there: no run leaves the plateau).
     # ci is default but for that: no smaller setting decides the learning claims (10 seeds leave the plateau of Fig. 10
     # only after about 2,000 steps at n=32, and at n=16 or 800 steps no setting beats one Lloyd step), so
@@ -185,9 +186,8 @@ SCALES: dict[str, dict[str, dict]] = {
                   "wall_cases": [[16, 16], [32, 25]], "wall_n": 512, "wall_tau": 1.0, "wall_clip": 1.0, "wall_seeds": list(range(10)),
                   "wall_steps": 10000, "wall_time": {"n": 512, "reps": 40, "warmup": 10}, "cli_steps": 200,
                   "gap_tasks": 320, "gap_n": 512,
-                  "gap_taus": [1e-3, 3e-3, 1e-2, 3e-2, 0.1, 0.25, 1.0, 3.0, 10.0], "fig10a_paper": _FIG10A_PAPER,
-                  "fig15a_paper": _FIG15A_PAPER, "fig13a_paper": _FIG13A_PAPER, "dropout_eval": _DROPOUT_EVAL,
-                  "dropout_eval_n512": _DROPOUT_EVAL},
+                  "gap_taus": [1e-3, 3e-3, 1e-2, 3e-2, 0.1, 0.25, 1.0, 3.0, 10.0], **_RECORDED,
+                  "dropout_eval": _DROPOUT_EVAL, "dropout_eval_n512": _DROPOUT_EVAL},
     },
     # --- chapter "Many steps and new inputs" (book/06_many_steps.ipynb) ---
     # models: the trained models Figs. 6, 7 and 12 evaluate (the sweep "fig6": base config, then the embeddings,

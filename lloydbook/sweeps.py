@@ -11,8 +11,8 @@ chapter trains anything else.
 
 Some sweeps are not stored, and train where they run: Fig. 17's single runs, whose point is their own
 step times (``stored=False``, ``stacked=False``), and the runs of the command-line demonstration, which
-the chapter trains with ``python -m lloydlib train``. A ``recorded`` sweep (``fig10a-paper``, ``fig15a-paper`` and
-``fig13a-paper``: Figs. 10a, 15b and 13a at the paper's own setting) is neither stored nor trained by a chapter: ``python -m lloydbook.record`` trains it,
+the chapter trains with ``python -m lloydlib train``. A ``recorded`` sweep (``fig10a-paper``, ``fig15a-paper``,
+``fig13a-paper`` and ``fig11a-paper``: Figs. 10a, 15b, 13a and 11a at the paper's own setting) is neither stored nor trained by a chapter: ``python -m lloydbook.record`` trains it,
 over many sittings, into a recorded store ``results/recorded/<machine>``, and the chapters read whichever of
 its runs are recorded, and learn which are missing, with :func:`recorded`.
 """
@@ -144,6 +144,10 @@ _LIST = (
         "fig11", "05_shapes", "learning", "Fig. 11: learning rate",
         lambda p: [(_base(p).replace(steps=p["lr_steps"]), dict(d=p["lr_ds"], lr=p["lrs"], embedding=p["lr_embeddings"],
                                                                loss=p["sub_losses"], seed=p["lr_seeds"]))],
+    ),
+    Sweep(
+        "fig11a-paper", "05_shapes", "learning", "Fig. 11a at the paper's own setting (d=4, 5,000 steps)",
+        _recorded_paper("fig11a_paper"), stored=False, recorded=True,
     ),
     Sweep(
         "fig13", "05_shapes", "learning", "Fig. 13: points per task",

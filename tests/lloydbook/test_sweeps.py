@@ -245,3 +245,20 @@ def test_recorded_reads_the_recorded_stores_and_never_trains(tmp_path, monkeypat
         sweeps.recorded("tiny", seed=7)
     with pytest.raises(ValueError, match="sweeps.recorded"):
         sweeps.runs("tiny")
+
+
+def test_fig11a_paper_is_fig11a_at_the_paper_setting():
+    wanted = {c.key() for c in sweeps.configs("fig11", "paper") if c.d == 4}
+    assert sweeps.get("fig11a-paper").recorded and not sweeps.get("fig11a-paper").stored
+    for scale in book.SCALE_NAMES:
+        tiers = sweeps.tiers("fig11a-paper", scale)
+        assert (
+            {c.key() for t in tiers for c in t} == wanted
+            and len(wanted) == 240
+            and [len(t) for t in tiers] == [120, 120]
+        )
+        assert [{c.seed for c in t} for t in tiers] == [set(range(5)), set(range(5, 10))]
+        assert {(c.n, c.steps, c.tau) for t in tiers for c in t} == {(512, 5000, 0.1)}
+        assert {c.lr for c in tiers[0]} == {0.001, 0.01, 0.1, 1.0} and "fig11a-paper" not in sweeps.stored_configs(
+            scale
+        )
