@@ -17,7 +17,7 @@ from .findings import Part
 from .learning import final
 from .tables import fmt_list
 
-__all__ = ["N_TOL", "MIN_PPC", "SOURCES", "statements", "parts", "recorded_parts"]
+__all__ = ["N_TOL", "MIN_PPC", "SOURCES", "compared", "statements", "parts", "recorded_parts"]
 
 #: Fig. 13's "little difference": medians of the final relative loss within this of the reference n's
 N_TOL = 0.05
@@ -29,6 +29,12 @@ SOURCES = {
     "n-little-difference": "Leaner paper, Fig. 13",
     "n-too-few-points": "beyond the paper (Fig. 13 below its smallest n)",
 }
+
+
+def compared(ns, n0: int, *, k: int, min_ppc: float = MIN_PPC) -> list:
+    """The n of ``ns`` that Figure 13's finding compares with ``n0``: every other n with at least ``min_ppc`` points
+    per cluster at ``k``, in order (the ``same`` of :func:`statements`)."""
+    return [n for n in sorted(ns) if n != n0 and n / k >= min_ppc]
 
 
 def statements(same, n0: int, embeddings, losses) -> dict[str, tuple[str, str]]:
@@ -55,7 +61,7 @@ def parts(
     ns = sorted(ns)
     if n0 not in ns or n0 / k < min_ppc:
         raise ValueError(f"n0 must be one of ns={ns} with at least {min_ppc} points per cluster at k={k}, got {n0!r}")
-    same = [n for n in ns if n != n0 and n / k >= min_ppc]
+    same = compared(ns, n0, k=k, min_ppc=min_ppc)
     fewer = [n for n in ns if n / k < min_ppc]
     if not same:
         raise ValueError(f"ns must hold an n besides n0={n0} with at least {min_ppc} points per cluster, got {ns}")
@@ -112,6 +118,6 @@ def recorded_parts(runs, missing, tiers, ns, n0: int, embeddings, losses, *, k: 
     rec = findings.recorded_groups(runs, ("n", "embedding", "loss"), cells)
     complete = rec.values == tuple(ns)
     found = parts(rec.groups, ns, n0, embeddings, losses, k=k, judge=judge) if complete else {}
-    say = statements([n for n in ns if n != n0], n0, embeddings, losses)
+    say = statements(compared(ns, n0, k=k), n0, embeddings, losses)
     kw = dict(every=set(say), complete=complete, missing=missing, tiers=tiers, axis="n")
     return findings.recorded_parts({n: p for n, p in found.items() if n in say}, say, **kw)

@@ -277,7 +277,9 @@ def on_paper_sweep(ch, sweep: str, fields, parts_of, sources: dict, statements: 
             f"{type(parts_of).__name__} and {sources!r}"
         )
     paper = {n: src for n, src in sources.items() if not str(src).startswith("beyond the paper")}
-    if not isinstance(statements, dict) or not set(paper) <= set(statements):
+    if not isinstance(statements, dict):
+        raise TypeError(f"statements must be a dict (row name -> (statement, paper's value)), got {statements!r}")
+    if not set(paper) <= set(statements):
         raise ValueError(f"statements must word the rows {sorted(paper)}, got {statements!r}")
     configs = sweep_configs(found[sweep])
     runs, missing = recorded_configs(configs)

@@ -105,3 +105,8 @@ def test_recorded_parts_decide_once_every_n_holds_a_seed_set_and_name_what_is_mi
                                                                            k=6, judge=judge)) == ["n-little-difference"]  # fmt: skip
     with pytest.raises(ValueError, match="ns must hold n0=1024"):
         fig13.recorded_parts(every, [], tiers, ns, 1024, EMBS, LOSSES, k=6, judge=judge)
+
+
+def test_compared_are_the_other_n_with_enough_points_per_cluster():
+    assert fig13.compared((1024, 16, 512, 128), 512, k=6) == [128, 1024]  # 16 / 6 < MIN_PPC
+    assert fig13.compared((16, 32, 64), 32, k=6, min_ppc=2) == [16, 64]

@@ -218,6 +218,8 @@ def test_on_paper_sweep_names_its_bad_arguments(monkeypatch):
         findings.on_paper_sweep(ch, "fig13", fields, fig13_paper, {}, FIG13[4])
     with pytest.raises(ValueError, match=r"statements must word the rows \['n-little-difference'\], got {}"):
         findings.on_paper_sweep(ch, "fig13", fields, fig13_paper, fig13.SOURCES, {})
+    with pytest.raises(TypeError, match=r"statements must be a dict \(row name -> .*got \['words'\]"):
+        findings.on_paper_sweep(ch, "fig13", fields, fig13_paper, fig13.SOURCES, ["words"])
     recorded(monkeypatch)
     with pytest.raises(ValueError, match=r"parts_of must give the rows \['n-little-difference'\] of sources"):
         findings.on_paper_sweep(ch, "fig13", fields, lambda G: {}, *FIG13[3:])
