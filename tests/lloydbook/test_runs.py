@@ -70,18 +70,19 @@ def test_a_damaged_store_file_is_named_with_the_rebuild_command(copy, monkeypatc
 
 @pytest.fixture
 def tiny_store(tmp_path, monkeypatch):
-    """A store of four tiny runs of two shapes, made the checkout's through $LLOYD_STORE."""
+    """A store of four tiny runs of two shapes, made the checkout's through $LLOYD_STORE, the only one verified (the
+    checkout's recorded stores set aside)."""
     base = training.TrainConfig(d=2, k=3, n=12, steps=20, batch=4, val_tasks=8, eval_every=5, device="cpu")
     cfgs = [base.replace(embedding=e, seed=s) for e in ("OH", "BN") for s in (0, 1)]
     trained = training.train_many(cfgs, cache_dir=tmp_path / "c", progress=False)
     monkeypatch.setenv("LLOYD_STORE", str(tmp_path / "store"))
+    monkeypatch.setattr(results, "recorded_run_dirs", lambda: [])  # the checkout's recorded stores aside
     monkeypatch.setattr(runs, "STEPS", 10)
     monkeypatch.setattr(runs, "PER_SHAPE", 1)
     return trained
 
 
 def test_verify_passes_on_this_codes_runs_and_names_a_run_that_is_not(tiny_store, capsys, monkeypatch):
-    monkeypatch.setattr(results, "recorded_run_dirs", lambda: [])  # the checkout's recorded stores aside
     training.write_store(results.store_dir(), {"tiny": tiny_store}, rebuild="make runs")
     assert runs.main(["verify", "--seed", "3"]) == 0
     out = capsys.readouterr().out
