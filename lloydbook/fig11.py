@@ -158,13 +158,12 @@ def recorded_parts(runs, missing, tiers, d: int, lrs, embeddings, losses, *, jud
     (:func:`lloydbook.findings.recorded_parts`). Each finding reads its two or more rates (the smallest, or the large
     ones, or 0.1, each with :data:`DEFAULT_LR`) on the largest seed set complete at the smallest and largest rate; where
     those runs are not all recorded, it is an open row naming the runs still missing."""
-    say, lrs = statements(d, lrs), sorted(lrs)
+    say, lrs, hi, q = statements(d, lrs), sorted(lrs), large_rates(d, lrs), min(LARGE_LR.values())
     cells = {lr: [(d, lr, e, l) for e in embeddings for l in losses] for lr in lrs}
     rec = findings.recorded_groups(runs, ("d", "lr", "embedding", "loss"), cells)
     found = {}
-    if {lrs[0], DEFAULT_LR} <= set(rec.values) and set(large_rates(d, lrs)) <= set(rec.values):
+    if {lrs[0], DEFAULT_LR, *hi} <= set(rec.values):
         found = parts(rec.groups, d, rec.values, embeddings, losses, judge=judge)
-    q, hi = min(LARGE_LR.values()), large_rates(d, lrs)
     reads = {  # the rates each finding reads (see parts)
         "lr-small-monotone-slow": lambda c: c.lr in (lrs[0], DEFAULT_LR),
         "lr-large-nonmonotone-worse": lambda c: c.lr in (*hi, DEFAULT_LR),
