@@ -16,7 +16,7 @@ import numpy as np
 
 from . import findings
 from .claims.evidence import Evidence, Judge, all_of
-from .findings import SEED_SETS, Part, Recorded
+from .findings import SEED_SETS, Part, Recorded, RecordedSweep
 from .learning import auc, final, final_train, steps_to_settle
 
 __all__ = [
@@ -189,15 +189,16 @@ def recorded_groups(runs, d: int, taus, embeddings, losses, seed_sets=SEED_SETS)
     return findings.recorded_groups(runs, ("d", "tau", "embedding", "loss"), cells, seed_sets)
 
 
-def recorded_parts(rec: Recorded, missing, tiers, d: int, taus, embeddings, losses, *, judge: Judge) -> dict[str, Part]:
-    """Figure 10's findings on a recorded sweep (:func:`recorded_groups` ``rec`` of it; ``missing``, the configs of
-    the sweep not recorded yet; ``tiers``, its seed sets' configs, :func:`lloydbook.sweeps.tiers`) at ``d``, over the
-    paper's temperatures ``taus``: name -> :class:`Part` (:func:`lloydbook.findings.recorded_parts`). A finding reads
-    the smallest and largest tau (every tau for ``larger-tau-ordered``) on the largest complete seed set; where
-    those runs are not all recorded, it is an open row naming the runs still missing."""
+def recorded_parts(sweep: RecordedSweep, *, judge: Judge) -> dict[str, Part]:
+    """Figure 10's findings on the recorded ``sweep`` (at its one d, over its temperatures, embeddings and losses):
+    name -> :class:`Part` (:func:`lloydbook.findings.recorded_parts`). A finding reads the smallest and largest tau
+    (every tau for ``larger-tau-ordered``) on the largest complete seed set (:func:`recorded_groups`); where those
+    runs are not all recorded, it is an open row naming the runs still missing."""
+    d, taus, embeddings, losses = sweep.fixed("d"), *(sweep.values(f) for f in ("tau", "embedding", "loss"))
+    rec = recorded_groups(sweep.runs, d, taus, embeddings, losses)
     found = parts(rec.groups, d, rec.values, embeddings, losses, judge=judge) if rec.values else {}
-    complete = rec.values == tuple(sorted(taus))
-    kw = dict(every={"larger-tau-ordered"}, complete=complete, missing=missing, tiers=tiers, axis="tau")
+    kw = dict(every={"larger-tau-ordered"}, complete=rec.values == tuple(taus), missing=sweep.missing,
+              tiers=sweep.tiers, axis="tau")  # fmt: skip
     return findings.recorded_parts(found, statements(taus), **kw)
 
 

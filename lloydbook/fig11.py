@@ -16,7 +16,7 @@ import numpy as np
 
 from . import findings
 from .claims.evidence import Judge, all_of
-from .findings import Part, by_seed
+from .findings import Part, RecordedSweep, by_seed
 from .learning import final, largest_rise
 
 __all__ = [
@@ -152,15 +152,15 @@ def parts(G: dict, d: int, lrs, embeddings, losses, *, large: float | None = Non
     return out
 
 
-def recorded_parts(runs, missing, tiers, d: int, lrs, embeddings, losses, *, judge: Judge) -> dict[str, Part]:
-    """Figure 11's findings at ``d`` on a recorded sweep (``runs``, any part of it; ``missing``, the configs not
-    recorded yet; ``tiers``, :func:`lloydbook.sweeps.tiers`) over the rates ``lrs``: name -> :class:`Part`
-    (:func:`lloydbook.findings.recorded_parts`). Each finding reads its two or more rates (the smallest, or the large
-    ones, or 0.1, each with :data:`DEFAULT_LR`) on the largest seed set complete at the smallest and largest rate; where
-    those runs are not all recorded, it is an open row naming the runs still missing."""
-    say, lrs, hi, q = statements(d, lrs), sorted(lrs), large_rates(d, lrs), min(LARGE_LR.values())
+def recorded_parts(sweep: RecordedSweep, *, judge: Judge) -> dict[str, Part]:
+    """Figure 11's findings on the recorded ``sweep`` (at its one d, over its rates, embeddings and losses): name ->
+    :class:`Part` (:func:`lloydbook.findings.recorded_parts`). Each finding reads its two or more rates (the smallest,
+    or the large ones, or 0.1, each with :data:`DEFAULT_LR`) on the largest seed set complete at the smallest and
+    largest rate; where those runs are not all recorded, it is an open row naming the runs still missing."""
+    d, lrs, embeddings, losses = sweep.fixed("d"), *(sweep.values(f) for f in ("lr", "embedding", "loss"))
+    say, hi, q = statements(d, lrs), large_rates(d, lrs), min(LARGE_LR.values())
     cells = {lr: [(d, lr, e, l) for e in embeddings for l in losses] for lr in lrs}
-    rec = findings.recorded_groups(runs, ("d", "lr", "embedding", "loss"), cells)
+    rec = findings.recorded_groups(sweep.runs, ("d", "lr", "embedding", "loss"), cells)
     found = {}
     if {lrs[0], DEFAULT_LR, *hi} <= set(rec.values):
         found = parts(rec.groups, d, rec.values, embeddings, losses, judge=judge)
@@ -169,5 +169,5 @@ def recorded_parts(runs, missing, tiers, d: int, lrs, embeddings, losses, *, jud
         "lr-large-nonmonotone-worse": lambda c: c.lr in (*hi, DEFAULT_LR),
         "lr-01-large": lambda c: c.lr in (q, DEFAULT_LR),
     }
-    kw = dict(every=set(), complete=rec.values == tuple(lrs), missing=missing, tiers=tiers, axis="lr")
+    kw = dict(every=set(), complete=rec.values == tuple(lrs), missing=sweep.missing, tiers=sweep.tiers, axis="lr")
     return findings.recorded_parts(found, say, **kw, reads=reads)

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from . import findings
 from .claims.evidence import Evidence, Judge, all_of
-from .findings import Part
+from .findings import Part, RecordedSweep
 from .learning import final
 from .tables import fmt_list
 
@@ -105,19 +105,22 @@ def parts(
     return out
 
 
-def recorded_parts(runs, missing, tiers, ns, n0: int, embeddings, losses, *, k: int, judge: Judge) -> dict[str, Part]:
-    """Figure 13's finding of the paper on a recorded sweep (``runs``, any part of it; ``missing``, the configs not
-    recorded yet; ``tiers``, :func:`lloydbook.sweeps.tiers`) over the ``ns`` (each with at least :data:`MIN_PPC`
-    points per cluster at ``k``), against ``n0``: name -> :class:`Part` (:func:`lloydbook.findings.recorded_parts`).
-    ``n-little-difference`` reads every n, on the largest seed set complete at all of them; until then it is an open
-    row naming the runs still missing. (``n-too-few-points`` is beyond the paper's n; no recorded n has too few.)"""
-    ns = sorted(ns)
+def recorded_parts(sweep: RecordedSweep, n0: int, *, judge: Judge) -> dict[str, Part]:
+    """Figure 13's finding of the paper on the recorded ``sweep`` (at its one k, over its ns, each with at least
+    :data:`MIN_PPC` points per cluster, embeddings and losses), against ``n0``: name -> :class:`Part`
+    (:func:`lloydbook.findings.recorded_parts`). ``n-little-difference`` reads every n, on the largest seed set complete
+    at all of them; until then it is an open row naming the runs still missing. (``n-too-few-points`` is beyond the
+    paper's n; no recorded n has too few.)"""
+    k, ns, embeddings, losses = sweep.fixed("k"), *(sweep.values(f) for f in ("n", "embedding", "loss"))
     if n0 not in ns or ns[0] / k < MIN_PPC:
-        raise ValueError(f"ns must hold n0={n0!r}, each with at least {MIN_PPC} points per cluster at k={k}, got {ns}")
+        raise ValueError(
+            f"n0 must be an n of the sweep {sweep.name!r}, whose ns must each have at least {MIN_PPC} points per "
+            f"cluster at k={k}; got n0={n0!r} and ns {ns}"
+        )
     cells = {n: [(n, e, l) for e in embeddings for l in losses] for n in ns}
-    rec = findings.recorded_groups(runs, ("n", "embedding", "loss"), cells)
+    rec = findings.recorded_groups(sweep.runs, ("n", "embedding", "loss"), cells)
     complete = rec.values == tuple(ns)
     found = parts(rec.groups, ns, n0, embeddings, losses, k=k, judge=judge) if complete else {}
     say = statements(compared(ns, n0, k=k), n0, embeddings, losses)
-    kw = dict(every=set(say), complete=complete, missing=missing, tiers=tiers, axis="n")
+    kw = dict(every=set(say), complete=complete, missing=sweep.missing, tiers=sweep.tiers, axis="n")
     return findings.recorded_parts({n: p for n, p in found.items() if n in say}, say, **kw)

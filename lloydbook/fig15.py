@@ -20,7 +20,7 @@ import numpy as np
 
 from . import findings
 from .claims.evidence import Evidence, Judge, all_of
-from .findings import Part, by_seed
+from .findings import Part, RecordedSweep, by_seed
 from .learning import final, largest_rise
 
 __all__ = [
@@ -223,15 +223,17 @@ def parts(G: dict, cases, ks, embeddings, losses, *, n: int, judge: Judge) -> di
     return out
 
 
-def recorded_parts(runs, missing, tiers, case, ks, embeddings, *, n: int, judge: Judge) -> dict[str, Part]:
-    """Figure 15's findings at the panel ``case`` ``(d, tau)`` on a recorded sweep of its L2 runs (``runs``, any part
-    of it; ``missing``, the configs not recorded yet; ``tiers``, :func:`lloydbook.sweeps.tiers`) over the paper's
-    ``ks``: name -> :class:`Part` (:func:`lloydbook.findings.recorded_parts`). A finding reads the smallest and the
-    largest k (every k for ``k-oh-insensitive``) on the largest seed set complete at both; where those runs are not
-    all recorded, it is an open row naming the runs still missing."""
-    d, t = case
+def recorded_parts(sweep: RecordedSweep, *, judge: Judge) -> dict[str, Part]:
+    """Figure 15's findings on the recorded ``sweep`` of its L2 runs at one panel ``(d, tau)`` and one n, over its
+    ks and embeddings: name -> :class:`Part` (:func:`lloydbook.findings.recorded_parts`). A finding reads the smallest
+    and the largest k (every k for ``k-oh-insensitive``) on the largest seed set complete at both; where those runs
+    are not all recorded, it is an open row naming the runs still missing."""
+    d, t, n, ks, embeddings = *(sweep.fixed(f) for f in ("d", "tau", "n")), sweep.values("k"), sweep.values("embedding")
+    if sweep.values("loss") != ["L2"]:
+        raise ValueError(f"sweep must hold L2 runs only, got losses {sweep.values('loss')}")
+    case = (d, t)
     cells = {k: [(d, t, k, e, "L2") for e in embeddings] for k in ks}
-    rec = findings.recorded_groups(runs, ("d", "tau", "k", "embedding", "loss"), cells)
+    rec = findings.recorded_groups(sweep.runs, ("d", "tau", "k", "embedding", "loss"), cells)
     found = parts(rec.groups, [case], rec.values, embeddings, ["L2"], n=n, judge=judge) if rec.values else {}
     kmin, kmax = min(ks), max(ks)
     reads = {  # the configs each finding reads (see parts)
@@ -239,5 +241,5 @@ def recorded_parts(runs, missing, tiers, case, ks, embeddings, *, n: int, judge:
         "k-oh-insensitive": lambda c: c.embedding == "OH",
         "k-bn-below-na": lambda c: c.embedding in ("NA", "BN") and c.k == kmax,
     }
-    kw = dict(every={"k-oh-insensitive"}, complete=rec.values == tuple(sorted(ks)), missing=missing, tiers=tiers)
+    kw = dict(every={"k-oh-insensitive"}, complete=rec.values == tuple(ks), missing=sweep.missing, tiers=sweep.tiers)
     return findings.recorded_parts(found, statements([case], ks, embeddings, n=n), **kw, axis="k", reads=reads)

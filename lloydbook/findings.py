@@ -17,8 +17,8 @@ from the runs it read:
   runs (:attr:`Part.unmet`), with ``decides``, what would decide it.
 
 :func:`recorded_groups` and :func:`recorded_parts` decide a figure's findings on a sweep recorded over many sittings
-(at the paper's own setting, on this CPU): on the largest seed set complete at the extremes of the figure's axis,
-each finding still lacking runs an open row naming them (:func:`missing_text`). :func:`on_paper_sweep` decides them
+(at the paper's own setting, on this CPU; :class:`RecordedSweep` reads one): on the largest seed set complete at the
+extremes of the figure's axis, each finding still lacking runs an open row naming them (:func:`missing_text`). :func:`on_paper_sweep` decides them
 on any of the paper-scale sweeps once a machine (a GPU, or this CPU) has recorded all of it. :func:`setting_pairs`
 lays the verdicts of one finding at two settings side by side. A chapter whose claim cells
 only name a finding shows the code that states it with :func:`evidence_code`: the source that ran, in a collapsed
@@ -39,6 +39,8 @@ from .claims.evidence import Evidence, verdict_of
 from .claims.render import html_text
 from .learning import at, paper_decides, setting_of
 from .sweeps import at_paper, paper_sweeps, recorded_configs, sweep_configs
+from .sweeps import recorded as recorded_runs
+from .sweeps import tiers as sweep_tiers
 from .tables import Table, fmt_list
 
 __all__ = [
@@ -59,6 +61,7 @@ __all__ = [
     "on_paper_sweep",
     "recorded_on",
     "recorded_decides",
+    "RecordedSweep",
     "evidence_code",
     "setting_pairs",
 ]
@@ -317,6 +320,56 @@ def recorded_on(runs) -> str:
     ``"NVIDIA H200"``), "a machine that did not record its hardware" where it is missing, "no machine yet" for none."""
     named = {str(r.info.get("hardware") or "a machine that did not record its hardware").split(",")[0] for r in runs}
     return fmt_list(sorted(named)) if named else "no machine yet"
+
+
+@dataclass(frozen=True)
+class RecordedSweep:
+    """A sweep recorded over many sittings under ``results/recorded/``, as a chapter decides it: ``runs``, the runs
+    recorded, and ``missing``, the configs not recorded yet (:func:`lloydbook.sweeps.recorded`); ``tiers``, its
+    configs in priority order (:func:`lloydbook.sweeps.tiers`). :meth:`read` reads it."""
+
+    name: str
+    runs: list
+    missing: list
+    tiers: list
+
+    @classmethod
+    def read(cls, name: str, **where) -> RecordedSweep:
+        """The recorded sweep ``name`` (with ``where``, the configs matching) as the checkout's stores hold it."""
+        return cls(name, *recorded_runs(name, **where), sweep_tiers(name, **where))
+
+    def values(self, field: str) -> list:
+        """The values of the config field ``field`` over every tier: numbers ascending, names in the sweep's order."""
+        seen = list(dict.fromkeys(getattr(c, field) for tier in self.tiers for c in tier))
+        return seen if any(isinstance(v, str) for v in seen) else sorted(seen)
+
+    def fixed(self, field: str):
+        """The one value of ``field`` over the sweep; a ValueError where the sweep varies it."""
+        vals = self.values(field)
+        if len(vals) != 1:
+            raise ValueError(f"field must be one that the sweep {self.name!r} holds fixed, got {field!r} with {vals}")
+        return vals[0]
+
+    @property
+    def on(self) -> str:
+        """The machines that trained its runs, in words (:func:`recorded_on`)."""
+        return recorded_on(self.runs)
+
+    @property
+    def decides(self) -> str:
+        """What would decide an open row on it (:func:`recorded_decides`)."""
+        return recorded_decides(self.name, self.tiers, self.missing)
+
+    def counts(self, prefix: str) -> dict:
+        """``{"<prefix>-recorded": runs recorded, "<prefix>-runs": runs in all}``, for a chapter's glue."""
+        return {f"{prefix}-recorded": len(self.runs), f"{prefix}-runs": len(self.runs) + len(self.missing)}
+
+    def drawn(self, axis: str) -> tuple[dict, list]:
+        """``(G, values)``: its runs grouped by ``(axis value, embedding, loss)`` (:func:`lloydlib.training.group`)
+        and the values of ``axis`` at which every embedding x loss of the sweep holds a run (any seeds)."""
+        G = training.group(self.runs, axis, "embedding", "loss") if self.runs else {}
+        cells = [(e, l) for e in self.values("embedding") for l in self.values("loss")]
+        return G, [v for v in self.values(axis) if all((v, *c) in G for c in cells)]
 
 
 def setting_pairs(rows, names, suffix: str = "-n512") -> tuple[Table, str]:

@@ -1,5 +1,7 @@
 """lloydbook.fig10: Figure 10's findings at one d, each stated once, as parts in the evidence vocabulary."""
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 from _made_up_runs import STEPS, run
@@ -88,20 +90,23 @@ def test_missing_text_names_the_runs_by_setting():
 
 
 def test_recorded_parts_decide_what_is_recorded_and_name_what_is_missing(groups, judge):
-    E, L_, taus = ["OH", "BN", "NA"], ["NE", "L2"], [1.0, 0.25, 0.1]
-    every = _runs_of(groups, taus, (0, 1, 2))
-    tiers = [[r.config for r in every if r.config.seed in s] for s in ((0, 1), (2,))]
-    recorded = [r for r in every if r.config.seed in (0, 1) and r.config.tau != 0.25]  # tau 0.25 and seed 2 missing
-    missing = [c for tier in tiers for c in tier if c not in [r.config for r in recorded]]
-    rec = fig10.recorded_groups(recorded, 2, taus, E, L_, seed_sets=((0, 1, 2), (0, 1)))
-    parts = fig10.recorded_parts(rec, missing, tiers, 2, taus, E, L_, judge=judge)
+    taus = [1.0, 0.25, 0.1]
+    three = _runs_of(groups, taus, (0, 1, 2))  # seeds 0-9 of the sweep, each a run of seed s % 3 renamed
+    every = [replace(r, config=r.config.replace(seed=s)) for s in range(10) for r in three if r.config.seed == s % 3]
+    tiers = [[r.config for r in every if r.config.seed in s] for s in (range(5), range(5, 10))]
+    recorded = [r for r in every if r.config.seed < 5 and r.config.tau != 0.25]  # tau 0.25 and seeds 5-9 missing
+    missing = [c for tier in tiers for c in tier if c not in {r.config for r in recorded}]
+    parts = fig10.recorded_parts(findings.RecordedSweep("fig10", recorded, missing, tiers), judge=judge)
     assert list(parts) == list(fig10.statements(taus))
-    assert parts["oh-faster-than-bn"].evidence[0].outcome in OUTCOMES and len(parts["oh-faster-than-bn"].runs) == 4
+    assert parts["oh-faster-than-bn"].evidence[0].outcome in OUTCOMES and len(parts["oh-faster-than-bn"].runs) == 10
     ordered = parts["larger-tau-ordered"]  # reads every tau: open, naming the runs it lacks
     assert [e.outcome for e in ordered.evidence] == ["undetermined"]
     assert ordered.evidence[0].text.startswith(f"{len(recorded)} of {len(every)} recorded; missing: ")
-    assert "tau=0.25 OH:NE seeds 0-2" in ordered.evidence[0].text and "tau=1 OH:NE seed 2" in ordered.evidence[0].text
-    nothing = fig10.recorded_parts(findings.Recorded({}, (), ()), missing, tiers, 2, taus, E, L_, judge=judge)
+    assert (
+        "tau=0.25 OH:NE seeds 0-9" in ordered.evidence[0].text and "tau=1 OH:NE seeds 5-9" in ordered.evidence[0].text
+    )
+    nothing = fig10.recorded_parts(findings.RecordedSweep("fig10", [], missing + [r.config for r in recorded], tiers),
+                                   judge=judge)  # fmt: skip
     assert all(p.evidence[0].outcome == "undetermined" and p.runs for p in nothing.values())
 
 

@@ -104,14 +104,16 @@ def test_recorded_parts_decide_each_finding_once_its_rates_hold_a_seed_set(judge
     tiers = [[r.config for r in every if r.config.seed in ss] for ss in (range(5), range(5, 10))]
     have = [r for r in every if r.config.seed < 5 and r.config.lr != 0.1]
     lacking = [c for c in tiers[0] if c.lr == 0.1] + tiers[1]
-    parts = fig11.recorded_parts(have, lacking, tiers, 4, LRS, EMBS, LOSSES, judge=judge)
+    parts = fig11.recorded_parts(findings.RecordedSweep("fig11", have, lacking, tiers), judge=judge)
     assert list(parts) == list(fig11.SOURCES)
     small, large, beyond = parts.values()
     assert verdict_of(small.evidence) == verdict_of(large.evidence) == "reproduced" and len(small.runs) == 2 * 2 * 5
     assert [e.outcome for e in beyond.evidence] == ["undetermined"]  # 0.1 not recorded: an open row naming it
     assert beyond.evidence[0].text == "10 of 20 recorded; missing: lr=0.1 OH:L2 seeds 0-4; lr=0.1 BN:L2 seeds 0-4"
-    done = fig11.recorded_parts(every, [], tiers, 4, LRS, EMBS, LOSSES, judge=judge)
+    done = fig11.recorded_parts(findings.RecordedSweep("fig11", every, [], tiers), judge=judge)
     assert [verdict_of(p.evidence) for p in done.values()] == ["reproduced"] * 3
     assert len(done["lr-01-large"].runs) == 2 * 2 * 10  # every seed once all are recorded
-    nothing = fig11.recorded_parts([], [c for t in tiers for c in t], tiers, 4, LRS, EMBS, LOSSES, judge=judge)
+    nothing = fig11.recorded_parts(
+        findings.RecordedSweep("fig11", [], [c for t in tiers for c in t], tiers), judge=judge
+    )
     assert all(findings.undecided(p)[0] == "undetermined" for p in nothing.values())

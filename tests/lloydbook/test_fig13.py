@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 from _made_up_runs import falls, run
 
-from lloydbook import fig13
+from lloydbook import fig13, findings
 from lloydbook.claims.evidence import verdict_of
 
 EMBS, LOSSES = ("OH", "BN"), ("L2",)
@@ -93,18 +93,21 @@ def test_recorded_parts_decide_once_every_n_holds_a_seed_set_and_name_what_is_mi
     every = _recorded(ns, range(10), worse=(128,))
     tiers = [[r.config for r in every if r.config.seed in ss] for ss in (range(5), range(5, 10))]
     lacking = [r.config for r in every if r.config.n == 256]
-    part = fig13.recorded_parts([r for r in every if r.config.n != 256], lacking, tiers, ns, 512, EMBS, LOSSES, k=6,
-                                judge=judge)["n-little-difference"]  # fmt: skip
+    sweep = findings.RecordedSweep("fig13", [r for r in every if r.config.n != 256], lacking, tiers)
+    part = fig13.recorded_parts(sweep, 512, judge=judge)["n-little-difference"]
     assert [e.outcome for e in part.evidence] == ["undetermined"] and part.evidence[0].text.startswith(
         "40 of 60 recorded; missing: n=256 OH:L2 seeds 0-9"
     )
     first = [r for r in every if r.config.seed < 5]
-    done = fig13.recorded_parts(first, [], tiers, ns, 512, EMBS, LOSSES, k=6, judge=judge)["n-little-difference"]
+    done = fig13.recorded_parts(findings.RecordedSweep("fig13", first, [], tiers), 512, judge=judge)
+    done = done["n-little-difference"]
     assert [e.outcome for e in done.evidence] == ["fails", "fails"] and len(done.runs) == 3 * 2 * 5  # n=128 worse
-    assert "at n=128, 256" in done.statement and list(fig13.recorded_parts(every, [], tiers, ns, 512, EMBS, LOSSES,
-                                                                           k=6, judge=judge)) == ["n-little-difference"]  # fmt: skip
-    with pytest.raises(ValueError, match="ns must hold n0=1024"):
-        fig13.recorded_parts(every, [], tiers, ns, 1024, EMBS, LOSSES, k=6, judge=judge)
+    whole = findings.RecordedSweep("fig13", every, [], tiers)
+    assert "at n=128, 256" in done.statement and list(fig13.recorded_parts(whole, 512, judge=judge)) == [
+        "n-little-difference"
+    ]
+    with pytest.raises(ValueError, match="n0 must be an n of the sweep 'fig13'.*got n0=1024"):
+        fig13.recorded_parts(whole, 1024, judge=judge)
 
 
 def test_compared_are_the_other_n_with_enough_points_per_cluster():

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from _made_up_runs import falls, run
 
-from lloydbook import fig15
+from lloydbook import fig15, findings
 from lloydbook.claims.evidence import verdict_of
 from lloydbook.findings import undecided
 
@@ -129,21 +129,21 @@ def test_statements_are_the_words_of_the_parts(judge):
 
 
 def test_recorded_parts_decide_the_extremes_first_and_name_what_is_missing(judge):
-    ks, embs = [6, 10, 16, 25], EMBS
+    ks = [6, 10, 16, 25]
     every = _recorded(ks, range(10))
     tiers = [[r.config for r in every if r.config.k in kk and r.config.seed in ss] for kk in ((6, 25), (10, 16))
              for ss in (range(5), range(5, 10))]  # fmt: skip
     have = [r for r in every if r.config.k in (6, 25) and r.config.seed < 5]  # the first tier only
     missing = [c for tier in tiers for c in tier if c not in [r.config for r in have]]
-    parts = fig15.recorded_parts(have, missing, tiers, (4, 0.1), ks, embs, n=512, judge=judge)
+    parts = fig15.recorded_parts(findings.RecordedSweep("fig15", have, missing, tiers), judge=judge)
     assert parts["k-bn-degrades"].evidence[0].outcome == "holds" and len(parts["k-bn-degrades"].runs) == 10
     assert parts["k-bn-below-na"].evidence[0].outcome == "holds"
     oh = parts["k-oh-insensitive"]  # reads every k: open, naming the runs it lacks
     assert [e.outcome for e in oh.evidence] == ["undetermined"] and "k=10 OH:L2 seeds 0-9" in oh.evidence[0].text
     assert oh.evidence[0].text.startswith("10 of 40 recorded; missing: ") and "BN" not in oh.evidence[0].text
-    done = fig15.recorded_parts(every, [], tiers, (4, 0.1), ks, embs, n=512, judge=judge)
+    done = fig15.recorded_parts(findings.RecordedSweep("fig15", every, [], tiers), judge=judge)
     assert done["k-oh-insensitive"].evidence[0].outcome == "holds" and len(done["k-oh-insensitive"].runs) == 40
-    nothing = fig15.recorded_parts([], [r.config for r in every], tiers, (4, 0.1), ks, embs, n=512, judge=judge)
+    nothing = fig15.recorded_parts(findings.RecordedSweep("fig15", [], [r.config for r in every], tiers), judge=judge)
     assert all(p.evidence[0].outcome == "undetermined" and p.runs for p in nothing.values())
     below = nothing["k-bn-below-na"]  # an open row names only the runs its finding reads
     assert {(c.k, c.embedding) for c in below.runs} == {(25, "NA"), (25, "BN")} and len(below.runs) == 10

@@ -268,3 +268,24 @@ def test_recorded_decides_names_the_rest_of_a_sweep_then_more_seeds():
     assert rest == "python -m lloydbook.record fig10a-paper --budget SECONDS --workers 1, then commit results/recorded/"
     done = findings.recorded_decides("fig10a-paper", tiers, [])
     assert done.startswith("more seeds than the 10 of fig10a-paper (seeds 0-9), every run of which is recorded")
+
+
+def test_a_recorded_sweep_reads_its_values_counts_and_what_would_decide_it():
+    sweep = findings.RecordedSweep.read("fig11a-paper")
+    assert sweep.values("lr") == [0.001, 0.01, 0.1, 1.0] and sweep.values("embedding") == ["OH", "BN", "NA"]
+    assert sweep.fixed("d") == 4 and sweep.fixed("steps") == 5000
+    with pytest.raises(ValueError, match="field must be one that the sweep 'fig11a-paper' holds fixed, got 'lr'"):
+        sweep.fixed("lr")
+    counts = sweep.counts("lr11")
+    assert counts == {"lr11-recorded": len(sweep.runs), "lr11-runs": 240}
+    assert sweep.decides == findings.recorded_decides("fig11a-paper", sweep.tiers, sweep.missing)
+    one = findings.RecordedSweep.read("fig11a-paper", lr=0.001, seed=0)
+    assert [len(t) for t in one.tiers] == [6] and len(one.runs) + len(one.missing) == 6
+
+
+def test_a_recorded_sweep_draws_the_values_whose_every_cell_holds_a_run():
+    cfgs = [TrainConfig(lr=lr, embedding=e, loss=l) for lr in (0.01, 0.1) for e in ("OH", "BN") for l in ("NE", "L2")]
+    runs = [SimpleNamespace(config=c) for c in cfgs if not (c.lr == 0.1 and c.embedding == "BN")]
+    G, lrs = findings.RecordedSweep("x", runs, [], [cfgs]).drawn("lr")
+    assert lrs == [0.01] and len(G[(0.1, "OH", "L2")]) == 1
+    assert findings.RecordedSweep("x", [], cfgs, [cfgs]).drawn("lr") == ({}, [])
