@@ -11,13 +11,15 @@ unpaired: runs of different n see different tasks.
 
 from __future__ import annotations
 
+import numpy as np
+
 from . import findings
 from .claims.evidence import Evidence, Judge, all_of
 from .findings import Part, RecordedSweep
 from .learning import final
-from .tables import fmt_list
+from .tables import Table, fmt_list
 
-__all__ = ["N_TOL", "MIN_PPC", "SOURCES", "compared", "statements", "parts", "recorded_parts"]
+__all__ = ["N_TOL", "MIN_PPC", "SOURCES", "compared", "statements", "parts", "recorded_parts", "levels"]
 
 #: Fig. 13's "little difference": medians of the final relative loss within this of the reference n's
 N_TOL = 0.05
@@ -124,3 +126,48 @@ def recorded_parts(sweep: RecordedSweep, n0: int, *, judge: Judge) -> dict[str, 
     say = statements(compared(ns, n0, k=k), n0, embeddings, losses)
     kw = dict(every=set(say), complete=complete, missing=sweep.missing, tiers=sweep.tiers, axis="n")
     return findings.recorded_parts({n: p for n, p in found.items() if n in say}, say, **kw)
+
+
+def levels(G: dict, ns, embedding: str, losses) -> tuple[Table, dict]:
+    """Where ``embedding``'s runs ``G[(n, embedding, loss)]`` end, over ``ns`` and ``losses``: their final relative
+    validation losses (Eq. 20) split at the widest gap between any two of them, pooled (a diverged run, +inf, falls
+    above it). Returns a :class:`Table` (a row per n and loss: the runs below the gap and above it, with their
+    ranges, and the seeds above) and, for a chapter's glue, ``split`` (the gap's midpoint), ``below`` and ``above``
+    (the pooled ranges), ``runs``, ``above-runs``, ``diverged``, ``settled`` (over the second half of its training,
+    the largest change of a run above the gap, relative to its final loss) and ``everywhere`` (the seeds above the
+    gap in every row). It describes; it decides nothing."""
+    cells = [(n, embedding, l) for n in ns for l in losses]
+    lacking = [c for c in cells if not G.get(c)]
+    if lacking:
+        raise ValueError(f"G must hold runs of every (n, embedding, loss) of ns and losses; missing {lacking}")
+    fins = {c: final(G[c]) for c in cells}
+    pooled = np.sort(np.concatenate(list(fins.values())))
+    finite = pooled[np.isfinite(pooled)]
+    if len(finite) < 2:
+        raise ValueError(f"G must hold at least two runs of {embedding} that did not diverge, got {len(finite)}")
+    gap = int(np.argmax(np.diff(finite)))
+    split = float(finite[gap] + finite[gap + 1]) / 2
+
+    def span(v):
+        return f"{v.min():.2f}-{v.max():.2f}" if len(v) else "none"
+
+    rows, upper, everywhere = [], [], None
+    for c in cells:
+        v, runs = fins[c], G[c]
+        upper += [r for r, x in zip(runs, v) if x >= split]
+        seeds = [r.config.seed for r, x in zip(runs, v) if x >= split]
+        everywhere = set(seeds) if everywhere is None else everywhere & set(seeds)
+        rows.append([c[0], c[2], f"{(v < split).sum()} ({span(v[v < split])})", f"{len(seeds)} ({span(v[v >= split])})",
+                     fmt_list(seeds) or "none"])  # fmt: skip
+
+    def settled(r):
+        v = r.history["val_rel_loss"]
+        half = v[len(v) // 2 :]
+        return float((half.max() - half.min()) / v[-1])
+
+    said = {"split": f"{split:.2f}", "below": span(pooled[pooled < split]), "above": span(pooled[pooled >= split]),
+            "runs": len(pooled), "above-runs": len(upper), "diverged": sum(r.status == "diverged" for r in upper),
+            "settled": f"{max(map(settled, upper), default=0.0):.1%}",
+            "everywhere": fmt_list(sorted(everywhere)) or "none"}  # fmt: skip
+    header = ("n", "loss", "runs below the gap (range)", "runs above it (range)", "seeds above it")
+    return Table(header, rows), said

@@ -1,6 +1,8 @@
 """lloydbook.fig13: Figure 13's findings as parts in the evidence vocabulary: the n compared are those with enough
 points per cluster, and below that, beyond the paper, training ends worse."""
 
+from types import SimpleNamespace
+
 import numpy as np
 import pytest
 from _made_up_runs import falls, run
@@ -69,8 +71,6 @@ def test_bad_reference_or_nothing_to_compare_names_the_argument(judge):
 
 def _recorded(ns, seeds, worse=()):
     """Made-up recorded runs of :func:`grid` at the paper's setting, with TrainConfigs (d=4, k=6, 10,000 steps)."""
-    from types import SimpleNamespace
-
     from lloydlib.training import TrainConfig
 
     base = TrainConfig(d=4, k=6, n=512, steps=10000, tau=0.1, loss="L2")
@@ -113,3 +113,16 @@ def test_recorded_parts_decide_once_every_n_holds_a_seed_set_and_name_what_is_mi
 def test_compared_are_the_other_n_with_enough_points_per_cluster():
     assert fig13.compared((1024, 16, 512, 128), 512, k=6) == [128, 1024]  # 16 / 6 < MIN_PPC
     assert fig13.compared((16, 32, 64), 32, k=6, min_ppc=2) == [16, 64]
+
+
+def test_levels_split_the_final_losses_at_their_widest_gap():
+    low, high = falls(20, end=1.1), np.full(11, 1.4)
+    G = {(n, "NA", "L2"): [run(high if s in (4, 9) else low, s, config=SimpleNamespace(seed=s)) for s in range(10)]
+         for n in (128, 512)}  # fmt: skip
+    table, said = fig13.levels(G, (128, 512), "NA", ("L2",))
+    assert said["split"] == "1.25" and said["runs"] == 20 and said["above-runs"] == 4 and said["diverged"] == 0
+    assert said["below"] == "1.10-1.10" and said["above"] == "1.40-1.40" and said["settled"] == "0.1%"
+    assert said["everywhere"] == "4, 9"
+    assert table.rows[0][2:] == ["8 (1.10-1.10)", "2 (1.40-1.40)", "4, 9"]
+    with pytest.raises(ValueError, match=r"missing \[\(256, 'NA', 'L2'\)\]"):
+        fig13.levels(G, (128, 256), "NA", ("L2",))
