@@ -207,17 +207,20 @@ def missing_text(configs, axis: str) -> str:
     return "; ".join(f"{axis}={v:g} {e}:{l} {seeds_text(seeds)}" for (v, e, l), seeds in groups.items())
 
 
-def not_evaluated(sources: dict, runs, why: str) -> dict[str, Part]:
+def not_evaluated(sources: dict, runs, why: str, statements: dict | None = None) -> dict[str, Part]:
     """The findings ``sources`` (name -> where the paper states it) left undecided on ``runs`` (the runs or configs
     they would read) for the reason ``why``: name -> a :class:`Part` whose one piece of evidence ("the models it
-    reads") is undetermined and says why (an open row, never a verdict)."""
-    runs = list(runs)
+    reads") is undetermined and says why (an open row, never a verdict). ``statements`` (name -> (statement, the
+    paper's value), as the figure's module words the finding) gives each row its words; without it a row is named
+    by its source and name."""
+    runs, statements = list(runs), statements or {}
     if not runs or not str(why).strip():
         raise ValueError(f"runs and why must say what is not evaluated and why, got {len(runs)} runs and {why!r}")
+    if not isinstance(statements, dict):
+        raise TypeError(f"statements must be a dict (name -> (statement, the paper's value)), got {statements!r}")
     return {
         name: Part(
-            f"{source}: {name}",
-            "as on this build's models",
+            *statements.get(name, (f"{source}: {name}", "as on this build's models")),
             runs,
             [Evidence("the models it reads", "undetermined", why)],
         )
@@ -225,13 +228,13 @@ def not_evaluated(sources: dict, runs, why: str) -> dict[str, Part]:
     }
 
 
-def not_recorded(sources: dict, lacking, axis: str = "tau") -> dict[str, Part]:
+def not_recorded(sources: dict, lacking, axis: str = "tau", statements: dict | None = None) -> dict[str, Part]:
     """The findings ``sources`` where the recorded models they read are not all at hand (``lacking``, their configs,
-    named by :func:`missing_text` on ``axis``): :func:`not_evaluated` naming them."""
+    named by :func:`missing_text` on ``axis``): :func:`not_evaluated` naming them (worded by ``statements``)."""
     lacking = list(lacking)
     if not lacking:
         raise ValueError("lacking must hold the configs of the models not at hand, got none")
-    return not_evaluated(sources, lacking, f"not recorded in this checkout: {missing_text(lacking, axis)}")
+    return not_evaluated(sources, lacking, f"not recorded in this checkout: {missing_text(lacking, axis)}", statements)
 
 
 def recorded_parts(

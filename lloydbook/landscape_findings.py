@@ -21,6 +21,7 @@ __all__ = [
     "SOURCES",
     "FIG3_QUOTE",
     "FIG5_PAPER",
+    "fig3_statements",
     "shape_parts",
     "rise_parts",
     "gap_normal",
@@ -62,6 +63,29 @@ def _keys(name: str, by: dict, embeddings=("OH", "BN")) -> tuple[list, list]:
     return list(dict.fromkeys(k for k, _ in by)), embs
 
 
+def fig3_statements(ds, tau: float, embeddings) -> dict[str, tuple[str, str]]:
+    """Fig. 3's findings on the L2 models at the d ``ds`` (OH against BN at the smallest) and ``tau``: name ->
+    (statement, the paper's value), the words of :func:`shape_parts` (which adds the surfaces it read) and
+    :func:`rise_parts`, and of an open row where the surfaces are not drawn."""
+    return {
+        "unimodal": (
+            f"The training-loss surfaces (L2, tau={tau:g}) around trained models are unimodal: in every surface "
+            f"(d={fmt_list(ds)}, {fmt_list(embeddings)}) each strict local minimum but the lowest lies at more than "
+            "twice the lowest value",
+            "they look unimodal",
+        ),
+        "minimum-at-centre": (
+            "The lowest point of every Fig. 3 surface is its centre, the trained weights (on evaluation tasks no "
+            "training stream used)",
+            "not stated",
+        ),
+        "oh-bn-differ-small-d": (
+            f"At d={min(ds)} the OH and BN surfaces differ: BN's rises more steeply from the trained weights than OH's",
+            FIG3_QUOTE,
+        ),
+    }
+
+
 def shape_parts(G: dict, S: dict, tau: float) -> dict[str, Part]:
     """Fig. 3's shape on the training-loss surfaces ``S[(d, embedding)]`` (seeds, g, g) of the L2 runs ``G[(d, tau,
     embedding, "L2")]``: name -> :class:`Part`. ``unimodal``: in every surface each strict local minimum but the
@@ -79,19 +103,16 @@ def shape_parts(G: dict, S: dict, tau: float) -> dict[str, Part]:
         f"lowest point at the centre in {int(np.sum(offs == 0))} of {len(offs)} surfaces; farthest {int(offs.max())} "
         "grid steps away"
     )
+    say, counted = fig3_statements(ds, tau, embs), f" ({got['n-surfaces']} surfaces: {seeds} seeds; {g} x {g} grid)"
     return {
         "unimodal": Part(
-            f"The training-loss surfaces (L2, tau={tau:g}) around trained models are unimodal: in each of the "
-            f"{got['n-surfaces']} surfaces (d={fmt_list(ds)}, {fmt_list(embs)}, {seeds} seeds; {g} x {g} grid) every "
-            "strict local minimum but the lowest lies at more than twice the lowest value",
-            "they look unimodal",
+            say["unimodal"][0] + counted,
+            say["unimodal"][1],
             runs,
             [Evidence("no second basin at low loss", "holds" if got["second-min"] > 2.0 else "fails", unimodal)],
         ),
         "minimum-at-centre": Part(
-            "The lowest point of every Fig. 3 surface is its centre, the trained weights (on evaluation tasks no "
-            "training stream used)",
-            "not stated",
+            *say["minimum-at-centre"],
             runs,
             [Evidence("lowest point at the centre", "holds" if offs.max() == 0 else "fails", centred)],
         ),
@@ -111,8 +132,7 @@ def rise_parts(G: dict, rise: dict, tau: float, *, large: bool = True, judge: Ju
     oh_bn = {d: (rise[(d, "OH")], rise[(d, "BN")], "OH", "BN") for d in (lo, hi)}
     parts = {
         "oh-bn-differ-small-d": Part(
-            f"At d={lo} the OH and BN surfaces differ: BN's rises more steeply from the trained weights than OH's",
-            FIG3_QUOTE,
+            *fig3_statements([lo], tau, embs)["oh-bn-differ-small-d"],
             runs[lo],
             [judge.lower(f"BN steeper than OH at d={lo}", *oh_bn[lo], paired=False)],
         )

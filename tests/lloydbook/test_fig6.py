@@ -126,3 +126,10 @@ def test_models_not_recorded_are_open_rows_that_name_them():
     assert undecided(part) == ("undetermined", "the models it reads: undetermined (too costly here)")
     with pytest.raises(ValueError, match="runs and why must say"):
         not_evaluated({"n-generalises": "x"}, lacking, " ")
+    assert part.statement == "x: n-generalises"  # no statements given: named by its source and name
+    (worded,) = not_evaluated(
+        {"n-generalises": "x"}, lacking, "too costly", {"n-generalises": ("It holds", "p")}
+    ).values()
+    assert (worded.statement, worded.paper) == ("It holds", "p")
+    with pytest.raises(TypeError, match="statements must be a dict"):
+        not_evaluated({"n-generalises": "x"}, lacking, "too costly", [("It holds", "p")])

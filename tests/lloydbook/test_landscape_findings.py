@@ -33,7 +33,10 @@ def test_shape_parts_count_every_surface():
     good = LF.shape_parts(G, {(d, e): bowls() for d in DS for e in EMBS}, 0.1)
     assert list(good) == ["unimodal", "minimum-at-centre"] and len(good["unimodal"].runs) == 40
     assert "(L2, tau=0.1)" in good["unimodal"].statement
-    assert "in each of the 40 surfaces (d=4, 32, OH, BN, 10 seeds; 5 x 5 grid)" in good["unimodal"].statement
+    say = LF.fig3_statements(DS, 0.1, EMBS)
+    assert good["unimodal"].statement == say["unimodal"][0] + " (40 surfaces: 10 seeds; 5 x 5 grid)"
+    assert "in every surface (d=4, 32, OH, BN)" in good["unimodal"].statement
+    assert (good["minimum-at-centre"].statement, good["minimum-at-centre"].paper) == say["minimum-at-centre"]
     assert [p.evidence[0].outcome for p in good.values()] == ["holds", "holds"]
     assert good["unimodal"].evidence[0].text.startswith("surfaces with exactly one strict local minimum: 40 of 40")
     bad = LF.shape_parts(G, {(d, e): bowls(shift=1, ripple=d == 4) for d in DS for e in EMBS}, 0.1)
@@ -60,6 +63,8 @@ def test_rise_parts_similar_at_the_largest_d_and_bn_steeper_at_the_smallest(judg
     assert {r.config.d for r in similar.runs} == {32} and len(differ.runs) == 20
     assert list(parts) == ["oh-bn-similar-large-d", "oh-bn-differ-small-d"] and differ.paper == LF.FIG3_QUOTE
     alone = LF.rise_parts(G, {(4, e): rise[(4, e)] for e in EMBS}, 0.1, large=False, judge=judge)  # models at one d
+    differ = alone["oh-bn-differ-small-d"]
+    assert (differ.statement, differ.paper) == LF.fig3_statements([4], 0.1, EMBS)["oh-bn-differ-small-d"]
     assert list(alone) == ["oh-bn-differ-small-d"] and alone["oh-bn-differ-small-d"] == differ
 
 
