@@ -41,18 +41,24 @@ def test_no_chapter_trains_a_config_the_registry_lacks(path):
     assert not calls, f"{path.name} trains or builds runs outside lloydbook.sweeps: {calls}"
 
 
+def _reads_recorded(func) -> bool:
+    """Whether ``func`` is ``RecordedSweep.read`` (as ``findings.RecordedSweep.read`` or imported)."""
+    owner = getattr(func, "value", None)
+    names = (getattr(owner, "attr", None), getattr(owner, "id", None))
+    return getattr(func, "attr", None) == "read" and "RecordedSweep" in names
+
+
 def named_sweeps(calls=("runs", "configs", "specs", "recorded", "tiers")) -> dict:
-    """Sweep name -> the chapters that name it in a call ``sweeps.<call>(name, ...)``."""
+    """Sweep name -> the chapters that name it in a call ``sweeps.<call>(name, ...)``, or, with "recorded" among
+    ``calls``, ``RecordedSweep.read(name, ...)``."""
     named = {}
     for path in NOTEBOOKS:
         for node in ast.walk(ast.parse(code(path))):
+            if not isinstance(node, ast.Call) or not isinstance(node.func, ast.Attribute):
+                continue
             if (
-                isinstance(node, ast.Call)
-                and isinstance(node.func, ast.Attribute)
-                and isinstance(node.func.value, ast.Name)
-                and node.func.value.id == "sweeps"
-                and node.func.attr in calls
-            ):
+                isinstance(node.func.value, ast.Name) and node.func.value.id == "sweeps" and node.func.attr in calls
+            ) or ("recorded" in calls and _reads_recorded(node.func)):
                 (arg, *_) = node.args
                 named.setdefault(arg.value, set()).add(path.stem)
     return named
