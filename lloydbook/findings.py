@@ -18,11 +18,11 @@ from the runs it read:
 
 :func:`recorded_groups` and :func:`recorded_parts` decide a figure's findings on a sweep recorded over many sittings
 (at the paper's own setting, on this CPU; :class:`RecordedSweep` reads one): on the largest seed set complete at the
-extremes of the figure's axis, each finding still lacking runs an open row naming them (:func:`missing_text`). :func:`on_paper_sweep` decides them
-on any of the paper-scale sweeps once a machine (a GPU, or this CPU) has recorded all of it. :func:`setting_pairs`
-lays the verdicts of one finding at two settings side by side. A chapter whose claim cells
-only name a finding shows the code that states it with :func:`evidence_code`: the source that ran, in a collapsed
-cell, so the reader can open the evidence behind every row and it cannot drift from what was decided.
+extremes of the figure's axis, each finding still lacking runs an open row naming them (:func:`missing_text`).
+:func:`on_paper_sweep` decides them on any of the paper-scale sweeps once a machine (a GPU, or this CPU) has recorded
+all of it. :func:`setting_pairs` lays the verdicts of one finding at two settings side by side. A chapter whose
+claim cells only name a finding shows the code that states it with :func:`evidence_code`: the source that ran, in a
+collapsed cell, so the reader can open the evidence behind every row and it cannot drift from what was decided.
 """
 
 from __future__ import annotations
@@ -343,6 +343,8 @@ class RecordedSweep:
 
     def values(self, field: str) -> list:
         """The values of the config field ``field`` over every tier: numbers ascending, names in the sweep's order."""
+        if any(not hasattr(c, field) for tier in self.tiers for c in tier[:1]):
+            raise ValueError(f"field must be a config field of the sweep {self.name!r}, got {field!r}")
         seen = list(dict.fromkeys(getattr(c, field) for tier in self.tiers for c in tier))
         return seen if any(isinstance(v, str) for v in seen) else sorted(seen)
 

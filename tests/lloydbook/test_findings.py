@@ -276,6 +276,8 @@ def test_a_recorded_sweep_reads_its_values_counts_and_what_would_decide_it():
     assert sweep.fixed("d") == 4 and sweep.fixed("steps") == 5000
     with pytest.raises(ValueError, match="field must be one that the sweep 'fig11a-paper' holds fixed, got 'lr'"):
         sweep.fixed("lr")
+    with pytest.raises(ValueError, match="field must be a config field of the sweep 'fig11a-paper', got 'rate'"):
+        sweep.values("rate")
     counts = sweep.counts("lr11")
     assert counts == {"lr11-recorded": len(sweep.runs), "lr11-runs": 240}
     assert sweep.decides == findings.recorded_decides("fig11a-paper", sweep.tiers, sweep.missing)
