@@ -50,7 +50,7 @@ from .store import RunStore, StaleStoreError, fingerprint_id, is_store, lookup
 from .sweep import plan
 
 __all__ = ["SAFETY", "RETRAIN", "Budget", "machine_name", "resolve_device", "train_in_chunks", "merge",
-           "sole_recorder", "record"]  # fmt: skip
+           "resumed_first", "sole_recorder", "record"]  # fmt: skip
 
 #: a chunk starts only if this many times the slowest chunk so far fits in the budget left
 SAFETY = 1.5
@@ -252,6 +252,17 @@ def _train(stacks, out, cache, budget, opts, progress, group, rebuild, log) -> l
     return chunks
 
 
+def resumed_first(stacks, reached: dict) -> list:
+    """``stacks`` (one tier's, as :func:`lloydlib.training.sweep.plan` cuts them) with those that hold checkpointed
+    steps first, most steps first, the rest in the order given; ``reached`` maps a config's key to its checkpointed
+    step. A call finishes what earlier calls began before it begins more: the plan cuts a tier afresh each call,
+    after runs have left it, so a stack an earlier call checkpointed need not be first any more."""
+    missing = [c for s in stacks for c in s if c.key() not in reached]
+    if missing:
+        raise ValueError(f"reached must map every config of stacks to its step, missing {len(missing)}")
+    return sorted(stacks, key=lambda s: -sum(reached[c.key()] for c in s))
+
+
 @contextlib.contextmanager
 def sole_recorder(out: Path):
     """Hold the store folder ``out`` for one recorder while inside (an exclusive flock on ``out/.record.lock``);
@@ -304,7 +315,7 @@ def record(configs, out, budget: Budget, *, chunk: int = 1000, device=None, grou
         held = _store_finished(everything, out, cache, group, rebuild)
         todo = [[c for c in t if c.key() not in held] for t in tiers]
         reached = {c.key(): _checkpoint_step(c, cache) for t in todo for c in t}
-        stacks = [s for t in todo if t for s in plan(t, workers)]
+        stacks = [s for t in todo if t for s in resumed_first(plan(t, workers), reached)]
         machine = hardware.describe(hardware.probe(torch.device(device)))
         opts = dict(chunk=chunk, device=device, workers=workers, threads=threads)
         progress = Progress(

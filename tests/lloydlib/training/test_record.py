@@ -172,6 +172,15 @@ def test_tiers_train_in_priority_order(tmp_path, trained):
         record.record([first, "x"], tmp_path / "bad", record.Budget(1), log=quiet)
 
 
+def test_stacks_an_earlier_call_checkpointed_train_first():
+    a, b, c = ([BASE.replace(seed=s, lr=lr) for s in (0, 1)] for lr in (0.01, 0.02, 0.03))
+    reached = {x.key(): 0 for x in a + b + c} | {b[0].key(): 15, c[0].key(): 15, c[1].key(): 30}
+    assert record.resumed_first([a, b, c], reached) == [c, b, a]
+    assert record.resumed_first([a, b], {x.key(): 0 for x in a + b}) == [a, b]  # none begun: the plan's order
+    with pytest.raises(ValueError, match="reached must map every config of stacks to its step, missing 2"):
+        record.resumed_first([a, b], {x.key(): 0 for x in a})
+
+
 def test_progress_and_estimate_are_printed_and_recorded(tmp_path, configs):
     out, lines = tmp_path / "out", []
     rec = record.record(configs[:2], out, Chunks(2), chunk=10, group="tiny", log=lines.append)
