@@ -11,8 +11,8 @@ manifest what it re-trained and found. If one disagrees, nothing is re-stamped a
 
 How a run is compared, and why
 ------------------------------
-Each run re-trains as the verification re-trains it (:func:`~lloydlib.training.verify.retrain`): a stack
-of one, eagerly, on the CPU, in float32 when it trained so. Its per-step training loss (Eq. 6) and the
+Each run re-trains alone (a stack of one; :func:`~lloydlib.training.verify.retrain` stacks the runs that can
+share a stack), eagerly, on the CPU, in float32 when it trained so. Its per-step training loss (Eq. 6) and the
 relative validation losses (Eq. 20) of its evaluations are compared with the stored ones by
 :func:`~lloydlib.training.verify.compare` within ``tolerance`` (step 1, later steps), on the steps
 :func:`~lloydlib.training.verify.stable_steps` and :func:`~lloydlib.training.verify.stable_until` allow.

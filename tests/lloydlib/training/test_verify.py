@@ -41,6 +41,19 @@ def test_relative_difference():
         verify.relative_difference([1.0], [1.0, 2.0])
 
 
+def test_runs_that_share_a_stack_key_and_steps_retrain_in_one_stack(stored):
+    configs = [r.config for r in stored]  # OH seeds 0, 1, then BN seeds 0, 1
+    assert verify.stacks(configs) == [[0, 1], [2, 3]]
+    mixed = [configs[2], configs[0], configs[3].replace(steps=10), configs[1], configs[2].replace(tau=0.5)]
+    assert verify.stacks(mixed) == [[0, 4], [1, 3], [2]]  # tau is a run's own; steps split a stack here
+    assert verify.stacks([]) == []
+    alone = [verify.retrain([r], 10, tolerance=TOLERANCE, threads=1)[0] for r in stored]
+    stacked = verify.retrain(stored, 10, tolerance=TOLERANCE, threads=1)
+    assert [c.ok for c in stacked] == [c.ok for c in alone] and [c.key for c in stacked] == [r.key for r in stored]
+    for a, b in zip(alone, stacked):  # the same checks up to float32 rounding
+        assert abs(a.first - b.first) <= 1e-6 and abs(a.later - b.later) <= 1e-6 and a.steps == b.steps
+
+
 def test_a_run_retrains_to_itself_and_a_changed_one_is_caught(stored):
     checks = verify.retrain(stored, 10, tolerance=(1e-5, 1e-2), threads=1)
     assert all(c.ok and c.steps == 10 for c in checks), checks
