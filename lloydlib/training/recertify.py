@@ -36,7 +36,9 @@ twin, the same run re-trained in float64 (the same tasks and initial weights; fl
 rounding of it): the horizon is the first step where the twin and the float32 re-training differ by more
 than that share in a training loss or a validation loss. Measured on six such runs, that step came 24 to
 219 steps before the stored and re-trained runs differed by 1e-2 (and the twin passed 1e-2 within 45 steps
-of them, either way). A run that agrees with its stored self over its whole length needs no twin. With the
+of them, either way). The twin trains only up to the step where the stored and re-trained runs part
+(:func:`~lloydlib.training.verify.parting_step`), not over the run's whole length: a later horizon could not
+save the run. A run that agrees with its stored self over its whole length needs no twin. With the
 book's tolerance (1e-5, 1e-2), the 48-run sample above passes: 29 runs compared over their whole length
 (one, at Fig. 11's rate 1.0, up to its jump), 19 up to their horizons (steps 500 to 2,251 of 3,000 or
 6,000), the largest difference before them 2.8e-3; 950 s on one busy core. Before its horizon a run must

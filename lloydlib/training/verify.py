@@ -40,6 +40,7 @@ __all__ = [
     "stable_steps",
     "stable_until",
     "compare",
+    "parting_step",
     "HORIZON_SHARE",
     "horizon",
     "to_horizon",
@@ -177,6 +178,20 @@ def compare(stored: Run, new: Run, steps: int, tolerance: tuple[float, float]) -
     steps (cut short by :func:`stable_steps` and :func:`stable_until`): the per-step training losses and the
     relative validation losses of those steps, and whether each diverged within them. ``new`` may have
     trained longer than ``steps``; what it did after them is not compared."""
+    n, train, val_steps, val = _differences(stored, new, steps)
+    first = float(train[0]) if n else 0.0
+    later, where = 0.0, "-"
+    if n > 1 and float(train[1:].max()) > later:
+        later, where = float(train[1:].max()), f"train loss, step {int(train[1:].argmax()) + 2}"
+    if val.size and float(val.max()) > later:
+        later, where = float(val.max()), f"validation loss (Eq. 20), step {int(val_steps[int(val.argmax())])}"
+    status = tuple("diverged" if _diverged_within(r, steps) else "done" for r in (stored, new))
+    return Check(stored.key, stored.config.label(), n, first, later, where, tolerance, status)
+
+
+def _differences(stored: Run, new: Run, steps: int) -> tuple[int, np.ndarray, np.ndarray, np.ndarray]:
+    """What :func:`compare` compares: the steps n it compares, the relative differences of the training losses
+    of steps 1..n (n,), and the steps of the evaluations among them with their validation losses' differences."""
     n = min(steps, len(stored.train_losses), len(new.train_losses))
     n = stable_steps(stored.train_losses[:n])
     n = stable_until(stored.history["step"], stored.history["val_rel_loss"], n)
@@ -184,14 +199,17 @@ def compare(stored: Run, new: Run, steps: int, tolerance: tuple[float, float]) -
     s_steps, n_steps = np.asarray(stored.history["step"]), np.asarray(new.history["step"])
     rows = [i for i, s in enumerate(s_steps) if 0 < s <= n and i < len(n_steps) and n_steps[i] == s]
     val = relative_difference(np.asarray(new.history["val_rel_loss"])[rows], stored.history["val_rel_loss"][rows])
-    first = float(train[0]) if n else 0.0
-    later, where = 0.0, "-"
-    if n > 1 and float(train[1:].max()) > later:
-        later, where = float(train[1:].max()), f"train loss, step {int(train[1:].argmax()) + 2}"
-    if val.size and float(val.max()) > later:
-        later, where = float(val.max()), f"validation loss (Eq. 20), step {int(s_steps[rows[int(val.argmax())]])}"
-    status = tuple("diverged" if _diverged_within(r, steps) else "done" for r in (stored, new))
-    return Check(stored.key, stored.config.label(), n, first, later, where, tolerance, status)
+    return n, train, s_steps[rows], val
+
+
+def parting_step(stored: Run, new: Run, steps: int, tolerance: tuple[float, float]) -> int | None:
+    """The first of the first ``steps`` steps after step 1 where :func:`compare` finds ``new`` and ``stored``
+    more than the later tolerance apart, in a training loss or a validation loss; None where it finds none."""
+    tolerance = check_tolerance(tolerance)
+    n, train, val_steps, val = _differences(stored, new, steps)
+    over = [int(i) + 2 for i in np.flatnonzero(train[1:] > tolerance[1])[:1]]
+    over += [int(val_steps[i]) for i in np.flatnonzero(val > tolerance[1])[:1]]
+    return min(over) if over else None
 
 
 def horizon(new: Run, twin: Run, share: float) -> int | None:
@@ -217,15 +235,18 @@ def to_horizon(stored: Run, new: Run, check: Check) -> tuple[Check, int | None]:
     on the steps before its horizon: :func:`horizon` of ``new`` and a twin of it trained in float64 (float32 for
     a float64 run), at :data:`HORIZON_SHARE` of the later tolerance. Before it the run must agree; after it
     rounding alone parts two trainings of one run. Otherwise (or when the twin never parts) ``check`` stands and
-    the horizon is None."""
+    the horizon is None. The twin trains only up to the :func:`parting_step` of ``new`` and ``stored``: a
+    horizon after it would leave that step compared, and the run failing, as no horizon does."""
     if check.ok or check.first > check.tolerance[0]:
         return check, None
     config = new.config
+    part = parting_step(stored, new, check.steps, check.tolerance)
     (twin,) = train_stack(
         [config.replace(dtype="float64" if config.dtype != "float64" else "float32")],
         cache_dir=None,
         write=False,
         compile=False,
+        stop_at=part if part is not None and part < config.steps else None,
     )
     at = horizon(new, twin, HORIZON_SHARE * check.tolerance[1])
     return (check if at is None else compare(stored, new, max(at - 1, 1), check.tolerance)), at

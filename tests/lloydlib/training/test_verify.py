@@ -95,6 +95,25 @@ def test_the_horizon_is_the_first_step_where_the_twin_parts_in_a_training_or_val
         verify.horizon(a, a, 0)
 
 
+def test_the_parting_step_is_the_first_step_after_step_1_beyond_the_later_tolerance(stored, monkeypatch):
+    run = stored[1]
+    far = dataclasses.replace(run, train_losses=run.train_losses * np.r_[1.0, 1.0, 1.0, 1.001, 1.05, 1.2, np.ones(14)])
+    assert verify.parting_step(run, run, 20, TOLERANCE) is None
+    assert verify.parting_step(run, far, 20, TOLERANCE) == 5  # 1.05 at step 5; 1.001 at step 4 is within 1e-2
+    assert verify.parting_step(run, far, 4, TOLERANCE) is None  # past the compared steps
+    val = np.array(run.history["val_rel_loss"], dtype=float) * np.r_[1.0, 1.5, np.ones(len(run.history["step"]) - 2)]
+    late = dataclasses.replace(run, history={**run.history, "val_rel_loss": val})
+    assert verify.parting_step(run, late, 20, TOLERANCE) == int(run.history["step"][1])
+    with pytest.raises(TypeError, match="tolerance"):
+        verify.parting_step(run, run, 20, 1e-2)
+    # the float64 twin that looks for a horizon trains up to the parting step only
+    calls = []
+    monkeypatch.setattr(verify, "train_stack", lambda *a, **kw: calls.append(kw) or training.train_stack(*a, **kw))
+    (new,) = training.train_stack([run.config], cache_dir=None, write=False, compile=False)
+    check, at = verify.to_horizon(far, new, verify.compare(far, new, 20, TOLERANCE))
+    assert [c["stop_at"] for c in calls] == [5] and not check.ok and (at is None or at <= 5)
+
+
 def test_report_prints_each_run_and_the_verdict_and_names_a_run_that_disagrees(stored, capsys):
     good = [(r, 10, "store") for r in stored[1:3]]  # stored[0] is edited by another test
     assert verify.report(good, tolerance=TOLERANCE, seed=3, command="my-verify", rebuild="my-rebuild") == 0
