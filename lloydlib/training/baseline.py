@@ -100,8 +100,8 @@ class Retrained:
 
 def retrain_with(code, config: TrainConfig, *, threads: int = 1, timeout: float | None = None) -> Retrained:
     """Re-train ``config`` (on the CPU) with the lloydlib package in the folder ``code`` (``code/lloydlib``,
-    as :func:`find_code` writes it), as :func:`lloydlib.training.verify.retrain` re-trains (a stack of one,
-    which a stack of many equals: :mod:`lloydlib.training.stack_engine`), eagerly, with ``threads`` torch threads, in a child process of this Python (its other packages this
+    as :func:`find_code` writes it), as :mod:`lloydlib.training.recertify` re-trains a run: a stack of one,
+    eagerly, with ``threads`` torch threads, in a child process of this Python (its other packages this
     environment's). A failure of the child raises a RuntimeError with the end of its output."""
     code = Path(code)
     if not (code / "lloydlib" / "__init__.py").is_file():

@@ -10,8 +10,8 @@ the seed, :mod:`lloydlib.training.config`), so only rounding separates the two: 
 trained in a compiled stack of many runs, perhaps with other threads or on a GPU; the re-training is eager,
 the runs that share a :func:`~lloydlib.training.stacked.stack_key` in one stack (a stacked run is the run
 trained alone up to rounding, :mod:`lloydlib.training.stack_engine`, and a stack shares each step's Python
-work among its runs: 5 runs of 300 steps at n=32 took 3.9 s stacked against 7.7 s one by one). :func:`relative_difference` is the measure,
-and the tolerance is the caller's, measured
+work among its runs: 5 runs of 300 steps at n=32 took 3.9 s stacked against 7.7 s one by one).
+:func:`relative_difference` is the measure, and the tolerance is the caller's, measured
 (:func:`drift` measures how far rounding alone parts a store's runs from themselves). :func:`report`
 re-trains a sample and prints the verdict, for a command to show.
 """
@@ -302,8 +302,8 @@ def report(picked, *, tolerance, seed: int, command: str, rebuild: str, since: f
     when it parts after step 1, :func:`to_horizon`) and where it is stored (a short name, printed with it).
     ``tolerance`` is the pair (step 1, later steps) of :class:`Check`. The sample was drawn at ``seed``, and
     the first line prints the command that draws it again (``command --seed seed``); each run prints one
-    line as its stack (:func:`stacks`) is compared, then the largest differences, then, on stderr, each run that disagrees, named
-    with ``rebuild``, the command that rebuilds its store. ``since`` is the :func:`time.time` the
+    line once its stack (:func:`stacks`) is compared, then the largest differences, then, on stderr, each run
+    that disagrees, named with ``rebuild``, the command that rebuilds its store. ``since`` is the :func:`time.time` the
     verification began (default: now), for the time it took."""
     if not isinstance(picked, (list, tuple)) or not picked:
         raise ValueError(f"picked must be a non-empty list of (run, steps, where), got {picked!r:.100}")
