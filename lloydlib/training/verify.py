@@ -252,6 +252,11 @@ def to_horizon(stored: Run, new: Run, check: Check) -> tuple[Check, int | None]:
     return (check if at is None else compare(stored, new, max(at - 1, 1), check.tolerance)), at
 
 
+def _short(run: Run, steps: int) -> TrainConfig:
+    """The config that re-trains ``run``'s first ``steps`` steps (all of them if it has fewer) on the CPU."""
+    return run.config.replace(steps=min(steps, run.config.steps), device="cpu")
+
+
 def stacks(configs) -> list[list[int]]:
     """The indices of ``configs`` grouped by :func:`~lloydlib.training.stacked.stack_key` and number of steps,
     each group in the order given and the groups in the order of their first members: the stacks
@@ -280,7 +285,7 @@ def retrain(runs, steps: int, *, tolerance, threads: int | None = None, to_horiz
     before = torch.get_num_threads()
     if threads is not None:
         torch.set_num_threads(check_int("threads", threads, 1))
-    shorts = [r.config.replace(steps=min(steps, r.config.steps), device="cpu") for r in runs]
+    shorts = [_short(r, steps) for r in runs]
     out: list[Check | None] = [None] * len(runs)
     try:
         for group in stacks(shorts):
@@ -323,7 +328,7 @@ def report(picked, *, tolerance, seed: int, command: str, rebuild: str, since: f
         f"tolerance {tolerance[0]:g} at step 1 and {tolerance[1]:g} after"
     )
     checks = []
-    shorts = [run.config.replace(steps=min(steps, run.config.steps), device="cpu") for run, steps, _ in picked]
+    shorts = [_short(run, steps) for run, steps, _ in picked]
     for group in stacks(shorts):
         runs = [picked[i][0] for i in group]
         for i, c in zip(group, retrain(runs, shorts[group[0]].steps, tolerance=tolerance, threads=1, to_horizons=True)):
