@@ -186,6 +186,28 @@ def test_the_old_code_retrains_a_run_as_this_code_does_and_its_same_numbers_cert
         baseline.retrain_with(this_code, "config")
 
 
+def test_old_code_is_retrained_over_the_whole_run_only_where_its_first_steps_agree(runs, this_code, monkeypatch):
+    """The old code re-trains the first PREFIX steps first; where they differ bit for bit from this code's, the
+    run is not identical and the old code's whole re-training (as long as this code's) is skipped."""
+    monkeypatch.setattr(recertify, "PREFIX", 5)
+    calls = []
+
+    def old_code(moved):
+        def retrain(code, config, **kwargs):
+            calls.append(config.steps)
+            got = baseline.retrain_with(code, config, **kwargs)
+            return dataclasses.replace(got, train_losses=np.nextafter(got.train_losses, 1.0)) if moved else got
+
+        return retrain
+
+    monkeypatch.setattr(recertify, "retrain_with", old_code(moved=False))
+    assert recertify.recheck(runs[0], TOLERANCE, baseline=this_code).identical and calls == [5, 20]
+    calls.clear()
+    monkeypatch.setattr(recertify, "retrain_with", old_code(moved=True))
+    r = recertify.recheck(runs[0], TOLERANCE, baseline=this_code)
+    assert r.identical is False and r.ok and calls == [5]  # judged on the stored run, which it matches
+
+
 def test_recertify_with_the_old_code_records_it(runs, this_code, tmp_path, monkeypatch):
     late = dataclasses.replace(runs[2], train_losses=runs[2].train_losses.copy())
     late.train_losses[16:] *= 1.05
