@@ -5,7 +5,8 @@ A store (:mod:`lloydlib.training.store`) whose runs were trained by other code (
 change that computes the same numbers up to rounding (a faster kernel, say) need not retrain it:
 :func:`recertify` re-trains a sample (:func:`~lloydlib.training.verify.sample`: ``per_shape`` runs of
 every combination of :data:`~lloydlib.training.verify.SHAPE_FIELDS` among the runs of each stale
-fingerprint) with this code over each run's whole length, compares every step, and only if every run
+fingerprint) with this code, compares every step (up to the step where a run parts from its stored self by
+more than the later tolerance: after it nothing can save the run, so it is not trained), and only if every run
 agrees gives the store this code's fingerprint (:func:`~lloydlib.training.pack.restamp`), recording in the
 manifest what it re-trained and found. If one disagrees, nothing is re-stamped and the result names it.
 
@@ -67,6 +68,7 @@ import dataclasses
 import json
 import multiprocessing as mp
 import os
+import tempfile
 import time
 import warnings
 from collections.abc import Callable
@@ -86,14 +88,15 @@ from .config import TrainConfig
 from .pack import restamp
 from .stacked import train_stack
 from .store import MANIFEST, RunStore, StoreError, StoreTorchWarning, fingerprint_id, is_store
-from .verify import HORIZON_SHARE, SHAPE_FIELDS, Check, check_tolerance, compare, sample, to_horizon
+from .verify import HORIZON_SHARE, SHAPE_FIELDS, Check, check_tolerance, compare, parting_step, sample, to_horizon
 
 __all__ = ["Recheck", "Recertification", "recheck", "recertify"]
 
 
 @dataclass(frozen=True)
 class Recheck:
-    """One stored run re-trained over its whole length (``trained`` steps) and compared: ``check`` with the
+    """One stored run re-trained (``trained`` steps: all of them, or up to the end of the :data:`SEGMENT` where
+    it parted from its stored self) and compared: ``check`` with the
     stored run (:class:`~lloydlib.training.verify.Check`, over its first ``check.steps`` steps); ``whole`` is
     the largest later difference over every comparable step (``check.later`` when ``horizon`` is None);
     ``horizon`` the first step where rounding alone (the float64 twin) passed :data:`HORIZON_SHARE` of the
@@ -131,14 +134,27 @@ class Recheck:
         )
 
 
+#: the steps between the comparisons of a re-training with its stored run: once the two part by more than the
+#: later tolerance (:func:`~lloydlib.training.verify.parting_step`), the rest of the run cannot change the
+#: verdict (:func:`~lloydlib.training.verify.to_horizon` compares up to a horizon before that step, or fails the
+#: run), so it is not trained
+SEGMENT = 500
+
+#: the steps the old code re-trains first: where its numbers differ from this code's there, the run is not the
+#: same bit for bit, and the old code's re-training over the whole run (as long as this code's) is skipped
+PREFIX = 20
+
+
 def recheck(run: Run, tolerance: tuple[float, float], *, threads: int = 1, baseline=None) -> Recheck:
-    """Re-train the stored ``run`` over its whole length with this code (a stack of one, eagerly, on the CPU,
-    ``threads`` torch threads) and compare it within ``tolerance``: over every comparable step, or, when it
-    disagrees after step 1, up to its horizon (a float64 twin trained to find it; see the module docstring).
-    Step 1, before any optimiser step, is compared in any case, and a difference there decides alone.
+    """Re-train the stored ``run`` with this code (a stack of one, eagerly, on the CPU, ``threads`` torch
+    threads) and compare it within ``tolerance``: over every comparable step, or, when it disagrees after step
+    1, up to its horizon (a float64 twin trained to find it; see the module docstring). Step 1, before any
+    optimiser step, is compared in any case, and a difference there decides alone. The run trains in segments
+    of :data:`SEGMENT` steps and stops at the end of the one where it parts from its stored self.
     ``baseline``, a folder holding the lloydlib package that trained the run
-    (:func:`~lloydlib.training.baseline.find_code`), re-trains it the same way with that code too
-    (:func:`~lloydlib.training.baseline.retrain_with`): the same numbers bit for bit certify the run."""
+    (:func:`~lloydlib.training.baseline.find_code`), re-trains its first :data:`PREFIX` steps the same way with
+    that code too (:func:`~lloydlib.training.baseline.retrain_with`); where they are this code's numbers bit for
+    bit, both codes train the run whole, and the same numbers bit for bit certify it."""
     if not isinstance(run, Run):
         raise TypeError(f"run must be a Run, got {type(run).__name__}")
     tolerance = check_tolerance(tolerance)
@@ -148,30 +164,42 @@ def recheck(run: Run, tolerance: tuple[float, float], *, threads: int = 1, basel
     try:
         t0 = time.time()
         config = run.config.replace(device="cpu")
-        (new,) = train_stack([config], cache_dir=None, write=False, compile=False)
-        whole = compare(run, new, config.steps, tolerance)
-        same = None if baseline is None else _same_as_old(baseline, config, new, threads)
+        steps, prefix = config.steps, min(PREFIX, config.steps)
+        with tempfile.TemporaryDirectory() as tmp:
+            stop = min(SEGMENT, steps)
+            new = _train_to(config, tmp, stop)
+            early = baseline is not None and _old_code_agrees(baseline, config, new, prefix, threads)
+            while stop < steps and (early or parting_step(run, new, stop, tolerance) is None):
+                stop = min(stop + SEGMENT, steps)
+                new = _train_to(config, tmp, stop)
+        whole_too = baseline is not None and early and prefix < steps
+        same = (
+            None
+            if baseline is None
+            else early and (not whole_too or _old_code_agrees(baseline, config, new, steps, threads))
+        )
+        whole = compare(run, new, stop, tolerance)
         check, at = (whole, None) if same else to_horizon(run, new, whole)
-        return Recheck(check, config.steps, whole.later, at, time.time() - t0, same)
+        return Recheck(check, stop, whole.later, at, time.time() - t0, same)
     finally:
         torch.set_num_threads(before)
 
 
-#: the steps the old code re-trains first: where its numbers differ from this code's there, the run is not the
-#: same bit for bit, and the old code's re-training over the whole run (as long as this code's) is skipped
-PREFIX = 20
+def _train_to(config: TrainConfig, cache: str, stop: int) -> Run:
+    """``config`` trained up to step ``stop`` (a partial run before its last step), resuming from the checkpoint
+    an earlier call left in the folder ``cache``."""
+    (run,) = train_stack(
+        [config], cache_dir=cache, write=False, compile=False, stop_at=stop if stop < config.steps else None
+    )
+    return run
 
 
-def _same_as_old(baseline, config: TrainConfig, new: Run, threads: int) -> bool:
-    """Whether the old code in ``baseline``, re-trained the same way, gives ``new``'s numbers bit for bit: first
-    over the run's first :data:`PREFIX` steps (a change that moves any number shows there, mostly at step 1),
-    and only if those agree, over its whole length."""
-    steps = min(PREFIX, config.steps)
-    if steps < config.steps:
-        prefix = retrain_with(baseline, config.replace(steps=steps), threads=threads)
-        if not _same(prefix, new, steps):
-            return False
-    return _same(retrain_with(baseline, config, threads=threads), new)
+def _old_code_agrees(baseline, config: TrainConfig, new: Run, steps: int, threads: int) -> bool:
+    """Whether the old code in ``baseline``, re-training ``config``'s first ``steps`` steps (all of them when
+    ``steps`` is its length) the same way, gives ``new``'s numbers over them bit for bit."""
+    if steps == config.steps:
+        return _same(retrain_with(baseline, config, threads=threads), new)
+    return _same(retrain_with(baseline, config.replace(steps=steps), threads=threads), new, steps)
 
 
 def _same(old, new: Run, steps: int | None = None) -> bool:
@@ -262,7 +290,7 @@ def recertify(
 
     When some of its runs were trained by other code (another fingerprint, torch included), draws
     ``per_shape`` of them per combination of ``fields`` and per stale fingerprint at ``seed``
-    (:func:`~lloydlib.training.verify.sample`), re-trains each over its whole length with this code in
+    (:func:`~lloydlib.training.verify.sample`), re-trains each with this code (:func:`recheck`) in
     ``workers`` spawned processes of ``threads`` torch threads (:func:`recheck`; ``done(recheck)`` is
     called as each finishes) and compares it within ``tolerance`` (step 1, later steps). Only if every one
     agrees, re-stamps the store (:func:`~lloydlib.training.pack.restamp`) and appends to its manifest's
@@ -319,8 +347,9 @@ def recertify(
         fields=list(fields),
         tolerance=list(tolerance),
         horizon_share=HORIZON_SHARE,
-        how="stack of one, eager, CPU, float32 as trained; float64 twin for the horizon"
-        + ("; the old code re-trained the same way" if baseline is not None else ""),
+        how=f"stack of one, eager, CPU, float32 as trained, in segments of {SEGMENT} steps up to where it parts; "
+        "float64 twin for the horizon"
+        + (f"; the old code re-trained the same way, its first {PREFIX} steps first" if baseline is not None else ""),
         baseline=(baseline_note or str(baseline)) if baseline is not None else None,
         keys=[r.check.key for r in rechecks],
         runs={r.check.key: r.as_dict() for r in rechecks},

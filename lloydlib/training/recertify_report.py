@@ -34,7 +34,7 @@ def report(
     or was already; 1: a run disagreed and nothing was re-stamped).
 
     ``tolerance`` is the pair (step 1, later steps) of largest relative differences allowed; ``per_shape``
-    runs of every shape are drawn at ``seed`` and re-trained whole by ``workers`` processes. ``command`` is
+    runs of every shape are drawn at ``seed`` and re-trained by ``workers`` processes (:func:`~lloydlib.training.recertify.recheck`). ``command`` is
     the command that re-certifies this store: the first line prints it as the replay (``command --seed
     seed``), and the manifest keeps it. ``repo`` is the git repository in whose history the code that trained
     the stale runs is looked for (one stale fingerprint and this torch; else the runs are compared with the

@@ -186,6 +186,26 @@ def test_the_old_code_retrains_a_run_as_this_code_does_and_its_same_numbers_cert
         baseline.retrain_with(this_code, "config")
 
 
+def test_a_run_retrained_in_segments_is_the_run_trained_whole_and_stops_where_it_parts(runs, tmp_path, monkeypatch):
+    """Re-trained SEGMENT steps at a time (each resuming from the last one's checkpoint), a run has the numbers of
+    one uninterrupted training; a run that parts from its stored self (here after step 8) trains to the end of
+    the segment where it parted only, and is judged up to its horizon as before."""
+    monkeypatch.setattr(recertify, "SEGMENT", 5)
+    config = runs[0].config.replace(device="cpu")
+    (whole,) = training.train_stack([config], cache_dir=None, write=False, compile=False)
+    for stop in (5, 10, 15, 20):
+        seg = recertify._train_to(config, str(tmp_path), stop)
+        assert len(seg.train_losses) == stop and np.array_equal(seg.train_losses, whole.train_losses[:stop])
+    assert np.array_equal(seg.history["val_rel_loss"], whole.history["val_rel_loss"]) and seg.status == whole.status
+    late = dataclasses.replace(runs[0], train_losses=runs[0].train_losses.copy())
+    late.train_losses[8:] *= 1.05
+    monkeypatch.setattr(verify, "horizon", lambda new, twin, share: 7)
+    r = recertify.recheck(late, TOLERANCE)
+    assert r.ok and r.trained == 10 and r.horizon == 7 and r.check.steps == 6
+    r = recertify.recheck(runs[0], TOLERANCE)
+    assert r.ok and r.trained == 20 and r.horizon is None
+
+
 def test_old_code_is_retrained_over_the_whole_run_only_where_its_first_steps_agree(runs, this_code, monkeypatch):
     """The old code re-trains the first PREFIX steps first; where they differ bit for bit from this code's, the
     run is not identical and the old code's whole re-training (as long as this code's) is skipped."""
