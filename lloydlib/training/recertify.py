@@ -116,6 +116,14 @@ class Recheck:
     def ok(self) -> bool:
         return self.check.ok or (bool(self.identical) and self.check.first <= self.check.tolerance[0])
 
+    @classmethod
+    def from_dict(cls, key: str, tolerance, d: dict) -> Recheck:
+        """The recheck of the run ``key`` at ``tolerance`` that :meth:`as_dict` wrote as ``d``."""
+        c = Check(
+            key, d["label"], d["compared"], d["first"], d["later"], d["where"], tuple(tolerance), tuple(d["status"])
+        )
+        return cls(c, d["trained"], d["whole"], d["horizon"], d["seconds"], d["identical"])
+
     def as_dict(self) -> dict:
         c = self.check
         return dict(
@@ -139,6 +147,10 @@ class Recheck:
 #: verdict (:func:`~lloydlib.training.verify.to_horizon` compares up to a horizon before that step, or fails the
 #: run), so it is not trained
 SEGMENT = 500
+
+#: the file in a store's folder that keeps the rechecks of a re-certification as they finish, so that one cut
+#: short (a session's end, say) resumes where it stopped; removed once the store is re-stamped
+PROGRESS = "recertify-progress.json"
 
 #: the steps the old code re-trains first: where its numbers differ from this code's there, the run is not the
 #: same bit for bit, and the old code's re-training over the whole run (as long as this code's) is skipped
@@ -301,6 +313,9 @@ def recertify(
     lloydlib package that trained the stale runs (one stale fingerprint; see
     :func:`~lloydlib.training.baseline.find_code`), re-trains each sampled run with it too (:func:`recheck`),
     recorded as ``baseline_note`` (the commit, say). A store that is this code's already is left as it is.
+    Each recheck is kept in the store's :data:`PROGRESS` file as it finishes: the same re-certification (this
+    code, the stale fingerprints, the sample, the tolerance and the way of re-training), started again after
+    being cut short, re-trains only the runs that file lacks.
     """
     if not isinstance(root, (str, os.PathLike)) or not is_store(root):
         raise ValueError(f"root must be a run store (a folder holding {MANIFEST}), got {str(root)!r}")
@@ -333,7 +348,27 @@ def recertify(
         raise ValueError(f"baseline is the code of one fingerprint; the store's stale runs have {len(stale)}")
     if baseline is not None and stale and store.manifest["fingerprints"][stale[0]].get("torch") != current["torch"]:
         raise ValueError("baseline cannot certify another torch (it runs on this one): re-certify without it")
-    rechecks = _run(picked, tolerance, workers, threads, baseline, done)
+    how = (
+        f"stack of one, eager, CPU, float32 as trained, in segments of {SEGMENT} steps up to where it parts; "
+        "float64 twin for the horizon"
+        + (f"; the old code re-trained the same way, its first {PREFIX} steps first" if baseline is not None else "")
+    )
+    header = dict(
+        to=new, old=stale, seed=seed, per_shape=per_shape, fields=list(fields), tolerance=list(tolerance), how=how
+    )
+    kept = _kept(root / PROGRESS, header)
+    for run in picked:
+        if run.key in kept and done is not None:
+            done(kept[run.key])
+
+    def finished(r: Recheck) -> None:
+        kept[r.check.key] = r
+        _keep(root / PROGRESS, header, kept)
+        if done is not None:
+            done(r)
+
+    _run([r for r in picked if r.key not in kept], tolerance, workers, threads, baseline, finished)
+    rechecks = tuple(kept[r.key] for r in picked)
     result = Recertification(root, changes, tuple(stale), new, seed, per_shape, tolerance, rechecks, 0)
     if not stale or result.failed:
         return result
@@ -347,9 +382,7 @@ def recertify(
         fields=list(fields),
         tolerance=list(tolerance),
         horizon_share=HORIZON_SHARE,
-        how=f"stack of one, eager, CPU, float32 as trained, in segments of {SEGMENT} steps up to where it parts; "
-        "float64 twin for the horizon"
-        + (f"; the old code re-trained the same way, its first {PREFIX} steps first" if baseline is not None else ""),
+        how=how,
         baseline=(baseline_note or str(baseline)) if baseline is not None else None,
         keys=[r.check.key for r in rechecks],
         runs={r.check.key: r.as_dict() for r in rechecks},
@@ -357,9 +390,30 @@ def recertify(
         lloydlib=lloydlib.__version__,
     )
     manifest = restamp(root, expected, current, record, recertify=command)
+    (root / PROGRESS).unlink(missing_ok=True)
     return Recertification(
         root, changes, tuple(stale), new, seed, per_shape, tolerance, rechecks, len(manifest["runs"])
     )
+
+
+def _kept(path: Path, header: dict) -> dict[str, Recheck]:
+    """The rechecks a cut-short re-certification with the same ``header`` (this code, the stale fingerprints,
+    the sample, the tolerance and the way of re-training) kept in ``path``: key -> recheck; none when there is
+    no such file, or it is another re-certification's."""
+    try:
+        kept = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return {}
+    if not isinstance(kept, dict) or {k: kept.get(k) for k in header} != header:
+        return {}
+    return {key: Recheck.from_dict(key, header["tolerance"], d) for key, d in kept.get("runs", {}).items()}
+
+
+def _keep(path: Path, header: dict, kept: dict[str, Recheck]) -> None:
+    """Write the rechecks done so far to ``path`` (through a temporary file: a reader never sees half of it)."""
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps(dict(header, runs={k: r.as_dict() for k, r in kept.items()}), indent=1) + "\n")
+    os.replace(tmp, path)
 
 
 def _read(root: Path) -> tuple[RunStore, str]:

@@ -186,6 +186,31 @@ def test_the_old_code_retrains_a_run_as_this_code_does_and_its_same_numbers_cert
         baseline.retrain_with(this_code, "config")
 
 
+def test_a_recertification_cut_short_resumes_where_it_stopped(runs, tmp_path, monkeypatch):
+    """Each finished recheck is kept in the store's folder (PROGRESS); the same re-certification started again
+    re-trains only the runs it lacks, and the file goes once the store is re-stamped. Another re-certification
+    (here: another seed) does not read it."""
+    root = stale_store(tmp_path, runs)
+
+    def session_ends(r):
+        raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        recertify.recertify(root, tolerance=TOLERANCE, seed=0, per_shape=2, done=session_ends)
+    kept = json.loads((root / recertify.PROGRESS).read_text())
+    assert (
+        len(kept["runs"]) == 1 and kept["seed"] == 0 and kept["to"] == store.fingerprint_id(fingerprint.fingerprint())
+    )
+    header = {k: v for k, v in kept.items() if k != "runs"}
+    assert recertify._kept(root / recertify.PROGRESS, dict(header, seed=1)) == {}
+    trained, seen, real = [], [], recertify.recheck
+    monkeypatch.setattr(recertify, "recheck", lambda run, *a, **k: trained.append(run.key) or real(run, *a, **k))
+    got = recertify.recertify(root, tolerance=TOLERANCE, seed=0, per_shape=2, done=seen.append)
+    assert got.ok and got.restamped == 4 and len(got.rechecks) == len(seen) == 4 and len(trained) == 3
+    assert set(kept["runs"]) | set(trained) == {r.check.key for r in got.rechecks}
+    assert not (root / recertify.PROGRESS).exists()
+
+
 def test_a_run_retrained_in_segments_is_the_run_trained_whole_and_stops_where_it_parts(runs, tmp_path, monkeypatch):
     """Re-trained SEGMENT steps at a time (each resuming from the last one's checkpoint), a run has the numbers of
     one uninterrupted training; a run that parts from its stored self (here after step 8) trains to the end of
