@@ -184,11 +184,10 @@ def recheck(run: Run, tolerance: tuple[float, float], *, threads: int = 1, basel
             while stop < steps and (early or parting_step(run, new, stop, tolerance) is None):
                 stop = min(stop + SEGMENT, steps)
                 new = _train_to(config, tmp, stop)
-        whole_too = baseline is not None and early and prefix < steps
         same = (
             None
             if baseline is None
-            else early and (not whole_too or _old_code_agrees(baseline, config, new, steps, threads))
+            else early and (prefix == steps or _old_code_agrees(baseline, config, new, steps, threads))
         )
         whole = compare(run, new, stop, tolerance)
         check, at = (whole, None) if same else to_horizon(run, new, whole)
@@ -209,26 +208,19 @@ def _train_to(config: TrainConfig, cache: str, stop: int) -> Run:
 def _old_code_agrees(baseline, config: TrainConfig, new: Run, steps: int, threads: int) -> bool:
     """Whether the old code in ``baseline``, re-training ``config``'s first ``steps`` steps (all of them when
     ``steps`` is its length) the same way, gives ``new``'s numbers over them bit for bit."""
-    if steps == config.steps:
-        return _same(retrain_with(baseline, config, threads=threads), new)
-    return _same(retrain_with(baseline, config.replace(steps=steps), threads=threads), new, steps)
+    old = retrain_with(baseline, config.replace(steps=steps), threads=threads)
+    return _same(old, new, None if steps == config.steps else steps)
 
 
 def _same(old, new: Run, steps: int | None = None) -> bool:
-    """Whether two re-trainings of one run gave the same per-step losses and evaluations, bit for bit; with
-    ``steps``, whether ``old``, trained for ``steps`` steps, is ``new``'s first ``steps`` (status not compared)."""
-    if steps is not None:
-        seen = new.history["step"] <= steps
-        return (
-            np.array_equal(old.train_losses, new.train_losses[:steps], equal_nan=True)
-            and np.array_equal(old.history["step"], new.history["step"][seen])
-            and np.array_equal(old.history["val_rel_loss"], new.history["val_rel_loss"][seen], equal_nan=True)
-        )
+    """Whether two re-trainings of one run gave the same per-step losses, evaluations and end, bit for bit; with
+    ``steps``, whether ``old``, trained for ``steps`` steps, is ``new``'s first ``steps`` (their ends not compared)."""
+    seen = new.history["step"] <= (np.inf if steps is None else steps)
     return (
-        old.status == new.status
-        and np.array_equal(old.train_losses, new.train_losses)
-        and np.array_equal(old.history["step"], new.history["step"])
-        and np.array_equal(old.history["val_rel_loss"], new.history["val_rel_loss"], equal_nan=True)
+        (steps is not None or old.status == new.status)
+        and np.array_equal(old.train_losses, new.train_losses[:steps], equal_nan=True)
+        and np.array_equal(old.history["step"], new.history["step"][seen])
+        and np.array_equal(old.history["val_rel_loss"], new.history["val_rel_loss"][seen], equal_nan=True)
     )
 
 
