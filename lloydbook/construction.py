@@ -1,16 +1,8 @@
-"""Helpers of the chapter "Lloyd's algorithm inside a transformer" (``book/02_construction.ipynb``).
-
-Bookkeeping and figures only; the constructions themselves are :mod:`lloydlib.construction`. Tensors
-follow the library's layout: points ``X`` (batch, n, d), centers ``C`` (batch, k, d), tokens as rows.
-
-- :func:`lloyd_trajectory`, :func:`exactness`: Theorem B.1 of the Leaner paper checked step by step
-  against Lloyd's algorithm over many tasks;
-- :func:`code_head_errors`, :func:`exponential_fit`, :func:`assignment_head_errors`: the error of one
-  layer at a finite inverse temperature gamma (Eq. 3);
-- :func:`one_d`, :func:`run_case`: the small tasks on which Theorem B.1's assumptions fail;
-- :func:`sc_margin_intact`, :func:`largest_intact_k`: where the scalar code SC loses its margin in float32;
-- :func:`gamma_table`, :func:`cases_table`, :func:`norms_table`: the chapter's tables of numbers;
-- ``plot_*``: the chapter's figures (each returns its figure).
+"""Helpers of the chapter "Lloyd's algorithm inside a transformer" (``book/02_construction.ipynb``):
+Theorem B.1 of the Leaner paper checked against Lloyd's algorithm, the error at a finite inverse temperature
+gamma (Eq. 3), the tasks on which the theorem's assumptions fail, the float32 limit of the scalar code SC,
+and the chapter's tables and figures. The constructions are :mod:`lloydlib.construction`; points ``X`` are
+(batch, n, d), centers ``C`` (batch, k, d), tokens as rows.
 """
 
 from __future__ import annotations
@@ -36,7 +28,6 @@ __all__ = [
     "assignment_head_errors",
     "one_d",
     "run_case",
-    "sc_margin_intact",
     "largest_intact_k",
     "gamma_table",
     "cases_table",
@@ -52,14 +43,9 @@ __all__ = [
 ]
 
 
-# --- exactness (Theorem B.1) -------------------------------------------------------------------------
-
-
 def lloyd_trajectory(X: torch.Tensor, C: torch.Tensor, steps: int, empty: str = "keep") -> torch.Tensor:
-    """Lloyd's centers at steps 0..steps: ``X`` (batch, n, d), ``C`` (batch, k, d) -> (batch, steps + 1, k, d).
-
-    ``empty`` is :func:`lloydlib.lloyd_step`'s rule for a cluster without points (``"keep"`` its center).
-    """
+    """Lloyd's centers at steps 0..steps: ``X`` (batch, n, d), ``C`` (batch, k, d) -> (batch, steps + 1, k, d);
+    ``empty`` is :func:`lloydlib.lloyd_step`'s rule for a cluster without points."""
     out = [C]
     for _ in range(steps):
         C = L.lloyd_step(X, C, empty=empty)
@@ -70,13 +56,11 @@ def lloyd_trajectory(X: torch.Tensor, C: torch.Tensor, steps: int, empty: str = 
 def exactness(embeddings, dks, tasks: int, n: int, steps: int, seed0: int, **kw):
     """Compare the looped Theorem B.1 layer (gamma = inf, float64) with Lloyd's algorithm at every step.
 
-    For each shape ``(d, k)`` of ``dks`` (the s-th drawn with seed ``seed0 + s``) it draws ``tasks``
-    tasks of ``n`` points, drops those on which Lloyd's algorithm meets an empty cluster within ``steps``
-    steps (outside the theorem), and runs :func:`lloydlib.exact_transformer` ``(d, k, embedding, **kw)``
-    for every embedding of ``embeddings``; tasks with a tie (a point without an exact code) are not
-    counted either. Returns ``(worst, checked, total)``: per embedding the largest absolute deviation of
-    a center coordinate over the counted tasks and steps, per embedding the number of counted tasks, and
-    the number of tasks drawn.
+    For each shape ``(d, k)`` of ``dks`` (the s-th drawn with seed ``seed0 + s``) it draws ``tasks`` tasks of
+    ``n`` points and runs :func:`lloydlib.exact_transformer` ``(d, k, embedding, **kw)`` for every embedding of
+    ``embeddings``. Tasks with an empty cluster within ``steps`` steps or a tie are not counted. Returns
+    ``(worst, checked, total)``: per embedding the largest absolute deviation of a center coordinate and the
+    number of counted tasks, and the number of tasks drawn.
     """
     worst = {e: 0.0 for e in embeddings}
     checked = {e: 0 for e in embeddings}
@@ -99,16 +83,10 @@ def exactness(embeddings, dks, tasks: int, n: int, steps: int, seed0: int, **kw)
     return worst, checked, total
 
 
-# --- finite temperature (Eq. 3) ----------------------------------------------------------------------
-
-
 def code_head_errors(X: torch.Tensor, C: torch.Tensor, ref: torch.Tensor, embedding: str, ts) -> np.ndarray:
-    """Error of one layer whose center-update heads 3-4 are finite, heads 1-2 exact.
-
-    For each t of ``ts`` the heads run at gamma = t sqrt(d_emb) / mu, mu the code margin (2 OH, 1 BN and
-    SC), so that t = gamma mu / sqrt(d_emb). ``ref`` (batch, k, d) is Lloyd's step from ``C``. Returns the
-    largest absolute center error over all tasks for each t, shape (len(ts),).
-    """
+    """Error of one layer whose center-update heads 3-4 run at gamma = t sqrt(d_emb) / mu for each t of ``ts``
+    (mu the code margin: 2 OH, 1 BN and SC), heads 1-2 exact. ``ref`` (batch, k, d) is Lloyd's step from
+    ``C``. Returns the largest absolute center error over all tasks for each t, shape (len(ts),)."""
     d, k = X.shape[2], C.shape[1]
     D, mu = L.embedding_dim(d, k, embedding), code_margin(k, embedding)
     err = []
@@ -120,12 +98,9 @@ def code_head_errors(X: torch.Tensor, C: torch.Tensor, ref: torch.Tensor, embedd
 
 
 def exponential_fit(ts, err, *, lo: float = 1e-13, hi: float = 1e-3, target: float = 1e-8):
-    """Slope of log(err) against t in the exponential regime, and the t at which err reaches ``target``.
-
-    ``ts`` and ``err`` have shape (m,), ``err`` decreasing in t. The fit uses the points with
-    ``lo < err < hi`` (above float64 rounding, below the saturated start) and needs at least three.
-    Returns ``(slope, t_star)``, t_star interpolated in log(err).
-    """
+    """Slope of log(err) against t over the points with ``lo < err < hi`` (above float64 rounding, below the
+    saturated start; at least three, else ValueError), and t_star, the t at which err reaches ``target``
+    (interpolated in log(err)). ``ts`` and ``err`` have shape (m,), ``err`` decreasing in t."""
     ts, err = np.asarray(ts, dtype=float), np.asarray(err, dtype=float)
     tail = (err > lo) & (err < hi)
     if tail.sum() < 3:
@@ -136,11 +111,9 @@ def exponential_fit(ts, err, *, lo: float = 1e-13, hi: float = 1e-3, target: flo
 
 
 def assignment_head_errors(X, C, ref, embedding: str, gammas, gap_min):
-    """Error of one layer with all four heads at each gamma of ``gammas``, per task.
-
-    ``gap_min`` (batch,) is each task's smallest assignment gap. Returns two arrays of shape
-    (len(gammas) * batch,): gamma gap_min / sqrt(d_emb) and the largest absolute center error of the task.
-    """
+    """Error of one layer with all four heads at each gamma of ``gammas``, per task; ``gap_min`` (batch,) is
+    each task's smallest assignment gap. Returns two arrays of shape (len(gammas) * batch,): gamma gap_min /
+    sqrt(d_emb) and the largest absolute center error of the task."""
     d, k = X.shape[2], C.shape[1]
     D = L.embedding_dim(d, k, embedding)
     xs, ys = [], []
@@ -150,22 +123,19 @@ def assignment_head_errors(X, C, ref, embedding: str, gammas, gap_min):
     return torch.cat(xs).numpy(), torch.cat(ys).numpy()
 
 
-# --- failing assumptions -----------------------------------------------------------------------------
-
-
 def one_d(values) -> torch.Tensor:
     """A one-dimensional task in the library's layout: a list of m numbers -> (1, m, 1), float64."""
     return torch.tensor(values, dtype=torch.float64).reshape(1, -1, 1)
 
 
-def run_case(X: torch.Tensor, C: torch.Tensor, embedding: str = "BN"):
-    """One layer of Theorem B.1 and one Lloyd step on a single task ``X`` (1, n, d), ``C`` (1, k, d).
+def run_case(X: torch.Tensor, C: torch.Tensor):
+    """One BN layer of Theorem B.1 and one Lloyd step on a single task ``X`` (1, n, d), ``C`` (1, k, d).
 
     Returns ``(transformer, lloyd, report, caught)``: the first coordinate of the k centers after each
     (lists of floats), :meth:`lloydlib.ExactTransformer.run`'s assumption report, and the warnings it
     issued as ``"Category: message"`` strings.
     """
-    T = L.exact_transformer(X.shape[2], C.shape[1], embedding)
+    T = L.exact_transformer(X.shape[2], C.shape[1], "BN")
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         C_trf, rep = T.run(X, C, 1, return_report=True)
@@ -174,24 +144,18 @@ def run_case(X: torch.Tensor, C: torch.Tensor, embedding: str = "BN"):
     return C_trf[0, :, 0].tolist(), C_ll[0, :, 0].tolist(), rep, msgs
 
 
-# --- precision of the scalar code --------------------------------------------------------------------
-
-
-def sc_margin_intact(k: int) -> bool:
-    """Whether SC's code margin, computed in float32 as ||u||^2 + ||v||^2 - 2 u.v, is still exactly 1."""
-    return code_margin(k, "SC", dtype=torch.float32, formula="expanded") == 1.0
-
-
 def largest_intact_k(ks) -> int:
-    """The largest k at which :func:`sc_margin_intact` holds, by bisection.
+    """The largest k at which SC's code margin, computed in float32 as ||u||^2 + ||v||^2 - 2 u.v, is still
+    exactly 1, by bisection from k = 2 (intact) and the largest k of ``ks`` at which it is broken; assumes
+    the margin, once broken, stays broken as k grows."""
 
-    The search starts from k = 2 (intact) and the largest k of ``ks`` at which the margin is broken;
-    it assumes the margin, once broken, stays broken as k grows.
-    """
-    lo_k, hi_k = 2, max(k for k in ks if not sc_margin_intact(k))  # intact at lo_k, broken at hi_k
+    def intact(k):
+        return code_margin(k, "SC", dtype=torch.float32, formula="expanded") == 1.0
+
+    lo_k, hi_k = 2, max(k for k in ks if not intact(k))  # intact at lo_k, broken at hi_k
     while hi_k - lo_k > 1:
         mid = (lo_k + hi_k) // 2
-        lo_k, hi_k = (mid, hi_k) if sc_margin_intact(mid) else (lo_k, mid)
+        lo_k, hi_k = (mid, hi_k) if intact(mid) else (lo_k, mid)
     return lo_k
 
 
@@ -199,12 +163,9 @@ def largest_intact_k(ks) -> int:
 
 
 def gamma_table(fg: dict, ratio_rows) -> Table:
-    """The gamma each code needs in heads 3-4 for an error of 1e-8, and BN's over OH's, per shape (d, k).
-
-    ``fg[d, k, emb]`` holds ``gamma_star`` for each of OH, BN and SC (as in the chapter's finite-gamma
-    cell); ``ratio_rows`` is a list of ``(d, k, measured, predicted)``: BN's gamma over OH's and the
-    prediction :math:`2\\sqrt{d+m}/\\sqrt{d+k}`. One row per entry of ``ratio_rows``.
-    """
+    """The gamma each code needs in heads 3-4 for an error of 1e-8, and BN's over OH's, one row per entry
+    ``(d, k, measured, predicted)`` of ``ratio_rows`` (prediction :math:`2\\sqrt{d+m}/\\sqrt{d+k}`);
+    ``fg[d, k, emb]["gamma_star"]`` for each of OH, BN and SC."""
     rows = []
     for d, k, measured, predicted in ratio_rows:
         g = [f"{fg[d, k, emb]['gamma_star']:.1f}" for emb in ("OH", "BN", "SC")]
@@ -214,14 +175,9 @@ def gamma_table(fg: dict, ratio_rows) -> Table:
 
 
 def cases_table(outcome: dict) -> Table:
-    """One row per small task on which Theorem B.1's assumptions fail: the first coordinate of every
-    center after one layer and after one Lloyd step, the counts of the assumption report (ties, duplicate
-    points, empty clusters) and the categories of the warnings the layer issued (their messages repeat
-    the counts).
-
-    ``outcome[name]`` is what :func:`run_case` returns for that task: ``(transformer, lloyd, report,
-    caught)``.
-    """
+    """One row per task ``outcome[name]`` (what :func:`run_case` returns): the first coordinate of every
+    center after one layer and after one Lloyd step, the counts of the assumption report and the
+    categories of the warnings the layer issued."""
     rows = []
     for name, (c_trf, c_ll, rep, caught) in outcome.items():
         counts = [int(rep[key].sum()) for key in ("ties", "duplicates", "empty")]
@@ -247,23 +203,18 @@ def norms_table(rows, d: int) -> Table:
 def plot_tokens(X: torch.Tensor, C: torch.Tensor):
     """Heatmaps of one task's tokens (X (1, n, d), C (1, k, d)) before and after heads 1-2, OH and BN."""
     d, k = X.shape[2], C.shape[1]
+    titles = (r"$\bar X^{(0)}$ (points)", r"$\bar X^{(1)}$ (points after heads 1-2)", r"$\bar C^{(0)}$ (centers)")
     fig, axes = plt.subplots(2, 3, figsize=(14, 5.5), gridspec_kw={"width_ratios": [8, 8, 6]})
     for row, emb in enumerate(("OH", "BN")):
         T = L.exact_transformer(d, k, emb)
         Xbar, Cbar = T.embed(X, C)
         Xbar1, _ = T.layer(Xbar, Cbar)
-        panels = (
-            (axes[row, 0], Xbar, r"$\bar X^{(0)}$ (points)"),
-            (axes[row, 1], Xbar1, r"$\bar X^{(1)}$ (points after heads 1-2)"),
-            (axes[row, 2], Cbar, r"$\bar C^{(0)}$ (centers)"),
-        )
-        for ax, Z, title in panels:
+        for ax, Z, title in zip(axes[row], (Xbar, Xbar1, Cbar), titles):
             M = Z[0].T.numpy()  # the paper's layout: one column per token
             ax.imshow(M, cmap="viridis", vmin=0, vmax=max(1.0, float(M.max())), aspect="auto")
             ax.axhline(d - 0.5, color="w", lw=2)  # data rows above, code rows below
-            ax.set_yticks(range(M.shape[0]))
-            ax.set_yticklabels([f"x{r + 1}" for r in range(d)] + [f"y{r + 1}" for r in range(M.shape[0] - d)])
-            ax.set_xticks(range(M.shape[1]))
+            rows = [f"x{r + 1}" for r in range(d)] + [f"y{r + 1}" for r in range(M.shape[0] - d)]
+            ax.set(yticks=range(M.shape[0]), yticklabels=rows, xticks=range(M.shape[1]))
             ax.set_title(f"{emb}: {title}, $d_{{emb}}={T.d_emb}$", fontsize=10)
     fig.tight_layout()
     return fig
@@ -278,8 +229,7 @@ def plot_weights(Q, K, V, title: str):
             lim = float(W[mu].abs().max()) or 1.0
             ax.imshow(W[mu].numpy(), cmap="RdBu_r", vmin=-lim, vmax=lim)
             ax.set_title(f"${name}_{mu + 1}$", fontsize=10)
-            ax.set_xticks([])
-            ax.set_yticks([])
+            ax.set(xticks=[], yticks=[])
     fig.suptitle(title, y=1.0)
     fig.tight_layout()
     return fig
@@ -299,26 +249,25 @@ def plot_center_paths(X: torch.Tensor, ref: torch.Tensor, trf: torch.Tensor, tit
 
 def plot_param_reduction(ds=(4, 32, 128, 1024)):
     """Parameter reduction of BN over OH, 1 - param_count(BN) / param_count(OH), against k for each d."""
+
+    def reduction(d, k):
+        return 100 * (1 - param_count(d, k, "BN") / param_count(d, k, "OH"))
+
     fig, ax = plt.subplots(figsize=(7, 3.6))
     ks = np.unique(np.logspace(0.4, 4, 60).astype(int))
     for dd in ds:
-        red = [100 * (1 - param_count(dd, int(k), "BN") / param_count(dd, int(k), "OH")) for k in ks]
-        ax.plot(ks, red, label=f"d = {dd}")
-        ax.plot([dd], [100 * (1 - param_count(dd, dd, "BN") / param_count(dd, dd, "OH"))], "ko", ms=4)
+        ax.plot(ks, [reduction(dd, int(k)) for k in ks], label=f"d = {dd}")
+        ax.plot([dd], [reduction(dd, dd)], "ko", ms=4)
     ax.axhline(75, color="k", ls=":", lw=1)
-    ax.set_xscale("log")
-    ax.set_xlabel("k")
-    ax.set_ylabel("parameter reduction of BN over OH (%)")
+    ax.set(xscale="log", xlabel="k", ylabel="parameter reduction of BN over OH (%)")
     ax.set_title("Dots: k = d; dotted: the 75% limit", fontsize=10)
     ax.legend()
     return fig
 
 
 def plot_code_head_errors(fg: dict, ts, dks):
-    """One panel per (d, k): error against t = gamma mu / sqrt(d_emb) for each code.
-
-    ``fg[d, k, emb]`` holds ``err`` (len(ts),), ``slope``, ``D`` (d_emb) and ``mu`` (code margin).
-    """
+    """One panel per (d, k): error against t = gamma mu / sqrt(d_emb) for each code; ``fg[d, k, emb]``
+    holds ``err`` (len(ts),), ``slope``, ``D`` (d_emb) and ``mu`` (code margin)."""
     fig, axes = plt.subplots(1, len(dks), figsize=(5 * len(dks), 3.6), sharey=True, squeeze=False)
     for ax, (d, k) in zip(axes[0], dks):
         for emb in ("OH", "BN", "SC"):
@@ -339,30 +288,25 @@ def plot_assignment_errors(points: dict, title: str):
     for (emb, (xs, ys)), marker in zip(points.items(), "os^"):
         ax.loglog(xs, np.maximum(ys, 1e-17), marker, mfc="none", label=emb, alpha=0.7)
     ax.axvline(1, color="k", ls=":", lw=1)
-    ax.set_xlabel(r"$\gamma\,\Delta_{\min}/\sqrt{d_{emb}}$ (per task)")
-    ax.set_ylabel("max center error after one layer")
+    ax.set(xlabel=r"$\gamma\,\Delta_{\min}/\sqrt{d_{emb}}$ (per task)", ylabel="max center error after one layer")
     ax.set_title(title, fontsize=10)
     ax.legend()
     return fig
 
 
 def plot_code_margins(margins: dict, pred: dict):
-    """Computed code margin against k, one panel per float format.
-
-    ``margins[fmt, emb]`` is a list of (k, margin) pairs; ``pred[fmt]`` the bound k = 1 + 2^((p-1)/2).
-    """
-    formats = list(pred)
-    fig, axes = plt.subplots(1, len(formats), figsize=(15, 3.4), sharey=True)
-    for ax, name in zip(np.atleast_1d(axes), formats):
+    """Computed code margin against k, one panel per float format: ``margins[fmt, emb]`` a list of
+    (k, margin) pairs, ``pred[fmt]`` the bound k = 1 + 2^((p-1)/2)."""
+    fig, axes = plt.subplots(1, len(pred), figsize=(15, 3.4), sharey=True, squeeze=False)
+    for ax, name in zip(axes[0], pred):
         for emb in ("OH", "BN", "SC"):
             ks, ms = zip(*margins[name, emb])
             ax.semilogx(ks, [m if math.isfinite(m) else np.nan for m in ms], "o-", label=emb)
         ax.axvline(pred[name], color="k", ls=":", lw=1)
-        ax.set_ylim(-1.5, 2.5)
+        ax.set(ylim=(-1.5, 2.5), xlabel="k")
         ax.set_title(f"{name}: dotted line $k = 1 + 2^{{(p-1)/2}}$", fontsize=10)
-        ax.set_xlabel("k")
-    np.atleast_1d(axes)[0].set_ylabel("computed code margin")
-    np.atleast_1d(axes)[0].legend()
+    axes[0, 0].set_ylabel("computed code margin")
+    axes[0, 0].legend()
     return fig
 
 
@@ -371,7 +315,6 @@ def plot_soft_curves(betas, curves: dict):
     fig, ax = plt.subplots(figsize=(7, 3.8))
     for name, lst in curves.items():
         ax.loglog(betas, np.maximum(lst, 1e-17), "o-", label=name)
-    ax.set_xlabel(r"$\beta = \gamma/\sqrt{d_{emb}}$")
-    ax.set_ylabel("max center deviation from Lloyd, 10 steps")
+    ax.set(xlabel=r"$\beta = \gamma/\sqrt{d_{emb}}$", ylabel="max center deviation from Lloyd, 10 steps")
     ax.legend(fontsize=8)
     return fig

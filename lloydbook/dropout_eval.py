@@ -1,11 +1,10 @@
 """Trained models scored the way the authors' code scores them: with attention dropout left on.
 
 The authors' attention calls ``F.dropout(attn, p)`` without ``training=``, so its dropout (p = 0.01 in their
-scripts) stays on when their models are evaluated (``../shared/papers/kmeans-trf-agreement.md``). The paper
-does not mention dropout, and this book trains and evaluates without it. :func:`rescore` scores a stored
-model both ways with lloydlib's own dropout option (:class:`lloydlib.model.LearnableTransformer`'s ``dropout``,
-applied to every head's attention weights in training mode): once with dropout off, and ``repeats`` times
-with it on, each time on the same fixed tasks, so the differences are the dropout's alone.
+scripts) stays on when their models are evaluated (``../shared/papers/kmeans-trf-agreement.md``); this book trains
+and evaluates without it. :func:`rescore` scores a stored model once with lloydlib's dropout option
+(:class:`lloydlib.model.LearnableTransformer`'s ``dropout``) off and ``repeats`` times with it on, on the same fixed
+tasks, so that the differences are the dropout's alone.
 """
 
 from __future__ import annotations
@@ -100,16 +99,13 @@ def dropout_claim(ch, name: str, prefix: str, cells: dict, *, p, repeats, tasks,
     ``cells`` ((embedding, loss) -> the runs of one setting), paired per model on ``tasks`` fixed tasks drawn from
     ``seed``. ``prefix`` opens the statement (where it was decided). With no cells, an open row whose "ours" says
     which models are ``missing``. Returns {cell: :class:`Rescoring`} ({} for an open row)."""
-    row = dict(
-        statement=prefix
-        + (
-            f"Scored with attention dropout p={p:g} left on, as the authors' code scores its models, models trained "
-            f"without dropout at the smallest tau have a higher relative validation loss (the mean of {repeats} "
-            "scorings) than with it off, for every embedding and regulariser"
-        ),
-        source="beyond the paper (the authors' code: ../shared/papers/kmeans-trf-agreement.md)",
-        paper="mentions no dropout",
+    statement = (
+        f"{prefix}Scored with attention dropout p={p:g} left on, as the authors' code scores its models, models "
+        f"trained without dropout at the smallest tau have a higher relative validation loss (the mean of {repeats} "
+        "scorings) than with it off, for every embedding and regulariser"
     )
+    source = "beyond the paper (the authors' code: ../shared/papers/kmeans-trf-agreement.md)"
+    row = dict(statement=statement, source=source, paper="mentions no dropout")
     if not cells:
         ch.open(
             name,

@@ -1,14 +1,11 @@
-"""The chapter *Distribution families and task dissimilarity* (``book/07_families.ipynb``): its tasks,
-evaluations, statistics and figures (the Leaner paper's Figs. 4, 8, 9, 16, 18 and 19).
+"""Chapter 07, *Distribution families and task dissimilarity* (``book/07_families.ipynb``): its tasks, evaluations,
+statistics, tables and figures (the Leaner paper's Figs. 4, 8, 9, 16, 18 and 19).
 
-Seeds: every draw of the chapter (the test tasks of the transfer grid, family ``i`` from ``seed + i``, the squeeze
-of cauchy tasks, the EMD matrices, the bootstrap of the rank correlation) comes from a seed it names (``ch.seed``);
-:data:`PILOT_SEED` and :data:`EVAL_SEED` are records (the pilot's test tasks, the earlier builds'), which no draw
-uses. Training streams use 63-bit seeds (:func:`lloydlib.training.derive_seed`), so none of these meet them.
-
-Shapes: a *cell* of the transfer grid is ``(train family, test family)``; its values are numpy arrays over
-the training seeds, ``(seeds,)``; +inf marks a run that diverged in training or whose centers were not
-finite on some test task.
+Every draw comes from a seed the chapter names (``ch.seed``), never near the 63-bit training seeds
+(:func:`lloydlib.training.derive_seed`); :data:`PILOT_SEED` and :data:`EVAL_SEED` only record the pilot's and the
+earlier builds' test tasks. A *cell* of the transfer grid is ``(train family, test family)``; its values are arrays
+over the training seeds, ``(seeds,)``, +inf marking a run that diverged in training or whose centers were not finite
+on some test task.
 """
 
 from __future__ import annotations
@@ -41,9 +38,6 @@ __all__ = [
     "transfer",
     "cell_medians",
     "bound_terms",
-    "degradation",
-    "rank_correlation",
-    "finite_pairs",
     "transfer_correlation",
     "band_outcome",
     "squeeze_numbers",
@@ -62,15 +56,19 @@ EVAL_SEED, PILOT_SEED = 10_000, 90_000  # records: the earlier builds' test task
 
 
 # ----------------------------------------------------------------------------------------- tasks
-def family_tasks(per_family: int, n: int, d: int, k: int, families, seed: int, dtype=torch.float64):
-    """``per_family`` tasks of each family, in the order of ``families`` (the block order of Fig. 9):
-    ``(X, C0, labels)`` with X (F * per_family, n, d), C0 (F * per_family, k, d) and one family name per
-    task. Family ``i`` is drawn from seed ``seed + i``."""
+def test_tasks(count: int, n: int, d: int, k: int, families, seed: int, dtype=torch.float32) -> dict:
+    """``{family: (X, C0)}``, ``count`` test tasks per family of ``dtype`` (family ``i`` from ``seed + i``)."""
+    return {f: sample_tasks(count, n, d, k, family=f, seed=seed + i, dtype=dtype) for i, f in enumerate(families)}
+
+
+def family_tasks(per_family: int, n: int, d: int, k: int, families, seed: int):
+    """``per_family`` float64 tasks of each family (:func:`test_tasks`) in the order of ``families`` (the block order
+    of Fig. 9): ``(X, C0, labels)`` with X (F * per_family, n, d), C0 (F * per_family, k, d) and one family name per
+    task."""
     per_family = check_int("per_family", per_family, 1)
-    seed = check_int("seed", seed, 0)
-    parts = [sample_tasks(per_family, n, d, k, family=f, seed=seed + i, dtype=dtype) for i, f in enumerate(families)]
-    labels = [f for f in families for _ in range(per_family)]
-    return torch.cat([p[0] for p in parts]), torch.cat([p[1] for p in parts]), labels
+    tasks = test_tasks(per_family, n, d, k, families, check_int("seed", seed, 0), dtype=torch.float64)
+    X, C0 = (torch.cat(parts) for parts in zip(*tasks.values()))
+    return X, C0, [f for f in families for _ in range(per_family)]
 
 
 def squeeze_ratio(per_family: int, n: int, d: int, k: int, seed: int) -> float:
@@ -85,12 +83,8 @@ def squeeze_ratio(per_family: int, n: int, d: int, k: int, seed: int) -> float:
 def emd_draws(draws: int, per_family: int, n: int, d: int, k: int, families, seed: int) -> list:
     """``draws`` independent EMD matrices (Fig. 9): ``[(M, labels)]`` with ``M`` (F * per_family,) * 2,
     draw ``r`` from the seeds ``seed + 100 * r + i``."""
-    draws = check_int("draws", draws, 1)
-    out = []
-    for r in range(draws):
-        X, C0, labels = family_tasks(per_family, n, d, k, families, seed + 100 * r)
-        out.append((emd_matrix(X, C0), labels))
-    return out
+    tasks = (family_tasks(per_family, n, d, k, families, seed + 100 * r) for r in range(check_int("draws", draws, 1)))
+    return [(emd_matrix(X, C0), labels) for X, C0, labels in tasks]
 
 
 def isolated_fraction(M, labels, family: str = "cauchy") -> float:
@@ -109,47 +103,41 @@ def block_row(M, labels, family: str = "cauchy") -> dict:
 
 
 # ----------------------------------------------------------------------------------------- transfer
-def test_tasks(count: int, n: int, d: int, k: int, families, seed: int) -> dict:
-    """``{family: (X, C0)}``, ``count`` float32 test tasks per family (family ``i`` from ``seed + i``)."""
-    return {f: sample_tasks(count, n, d, k, family=f, seed=seed + i) for i, f in enumerate(families)}
+def _mean_if_finite(values: torch.Tensor) -> float:
+    return float(values.mean()) if bool(torch.isfinite(values).all()) else math.inf
 
 
-def _ratio(model_obj: torch.Tensor, lloyd_obj: torch.Tensor) -> float:
-    r = model_obj / lloyd_obj
-    return float(r.mean()) if bool(torch.isfinite(r).all()) else math.inf
+def _run_transfer(run, X, C0, lloyd: torch.Tensor, steps: int) -> tuple[float, float, float]:
+    """One run's ``(one, many, grow)`` on the tasks ``(X, C0)`` (see :func:`transfer`)."""
+    if run.status == "diverged":
+        return math.inf, math.inf, math.inf
+    obj = model_objectives(run.model, X, C0, steps)
+    return (
+        _mean_if_finite(obj[:, 1] / lloyd[:, 1]),
+        _mean_if_finite(obj[:, steps] / lloyd[:, steps]),
+        _mean_if_finite(torch.log(obj[:, steps] / obj[:, 0])),
+    )
 
 
-def transfer(runs_by_family: dict, tasks: dict, steps: int, *, growth: bool = False) -> tuple[dict, ...]:
+def transfer(runs_by_family: dict, tasks: dict, steps: int) -> tuple[dict, dict, dict]:
     """Evaluate every training family's runs on every test family's tasks (Figs. 8 and 18).
 
     ``runs_by_family``: ``{train family: [Run per seed]}``; ``tasks``: ``{test family: (X, C0)}`` (from
     :func:`test_tasks`); ``steps`` T re-embedding steps (Appendix C, ``multistep.model_objectives``).
-    Returns ``(one, many)``, each ``{(train, test): array (seeds,)}``: per run the mean over test tasks of
-    the k-means loss after one step over that of one Lloyd step (Eq. 20), and after T steps over T Lloyd
-    steps from the same centers; +inf for a diverged run or one whose centers stop being finite. With
-    ``growth``, also ``grow``: per run the mean over test tasks of log(L(C_T) / L(C_0)), the model's own
-    objective after T steps against the initial one (above 0: it made the clustering worse, it diverged);
-    +inf where ``many`` is.
+    Returns ``(one, many, grow)``, each ``{(train, test): array (seeds,)}``, per run a mean over the test tasks:
+    ``one``, the k-means loss after one step over that of one Lloyd step (Eq. 20); ``many``, after T steps over
+    T Lloyd steps from the same centers; ``grow``, log(L(C_T) / L(C_0)), the model's own objective after T steps
+    against the initial one (above 0: it made the clustering worse). +inf for a diverged run or one whose
+    centers stop being finite.
     """
     steps = check_int("steps", steps, 1)
     lloyd = {f: lloyd_objectives(X, C0, steps) for f, (X, C0) in tasks.items()}
     one, many, grow = {}, {}, {}
     for a, runs in runs_by_family.items():
         for b, (X, C0) in tasks.items():
-            o1, oT, g = [], [], []
-            for run in runs:
-                if run.status == "diverged":
-                    o1.append(math.inf)
-                    oT.append(math.inf)
-                    g.append(math.inf)
-                    continue
-                obj = model_objectives(run.model, X, C0, steps)
-                o1.append(_ratio(obj[:, 1], lloyd[b][:, 1]))
-                oT.append(_ratio(obj[:, steps], lloyd[b][:, steps]))
-                change = torch.log(obj[:, steps] / obj[:, 0])
-                g.append(float(change.mean()) if bool(torch.isfinite(change).all()) else math.inf)
+            o1, oT, g = zip(*(_run_transfer(run, X, C0, lloyd[b], steps) for run in runs))
             one[(a, b)], many[(a, b)], grow[(a, b)] = np.array(o1), np.array(oT), np.array(g)
-    return (one, many, grow) if growth else (one, many)
+    return one, many, grow
 
 
 @torch.no_grad()
@@ -167,25 +155,24 @@ def cell_medians(values: dict, trains, tests) -> np.ndarray:
     return np.array([[float(np.median(values[(a, b)])) for b in tests] for a in trains])
 
 
-def degradation(values: dict, a: str, b: str, idx=None) -> float:
-    """log of the median (over seeds, resampled by ``idx``) of the transfer ``a -> b`` over that of the
-    in-family ``b -> b``: 0 when a model trained on ``a`` does on ``b`` as well as one trained on ``b``."""
-    ab, bb = values[(a, b)], values[(b, b)]
-    if idx is not None:
-        ab, bb = ab[idx], bb[idx]
-    return float(np.log(np.median(ab)) - np.log(np.median(bb)))
+def transfer_correlation(values: dict, emd_rows, families, *, resamples: int, seed: int) -> dict:
+    """Does task dissimilarity predict transfer? Spearman's rank correlation (``scipy.stats.spearmanr``) over the
+    ordered pairs (a, b) of different ``families`` whose cells (a, b) and (b, b) have finite medians, between the mean
+    EMD of the two families' tasks and the degradation of the transfer, log(median(a -> b) / median(b -> b)) over
+    seeds (0: a model trained on a does on b as well as one trained on b), with a 90% percentile bootstrap interval.
 
-
-def rank_correlation(values: dict, emd_rows, families, pairs, *, seed: int, resamples=2000, level=0.9) -> dict:
-    """Does task dissimilarity predict transfer? Spearman's rank correlation (``scipy.stats.spearmanr``)
-    over the ordered family ``pairs`` between the mean EMD of the two families' tasks and the transfer
-    :func:`degradation`, with a percentile bootstrap interval at confidence ``level``.
-
-    ``values``: the transfer values of :func:`transfer`, ``{(train, test): (seeds,)}``; ``emd_rows``: a
-    list over EMD draws of block matrices (F, F) in the order ``families`` (``block_summary(M, labels)[1]``).
-    Each resample draws the training seeds (one draw for every family, with replacement) and the EMD
-    draws (from ``seed``), and recomputes both sides. Returns ``{"rho", "low", "high", "emd", "deg"}``.
+    ``values``: ``{(train, test): (seeds,)}`` from :func:`transfer`; ``emd_rows``: a list over EMD draws of block
+    matrices (F, F) in the order ``families`` (``block_summary(M, labels)[1]``). Each resample draws the training
+    seeds (one draw for every family, with replacement) and the EMD draws (from ``seed``), and recomputes both
+    sides. Returns ``{"rho", "low", "high", "emd", "deg", "pairs"}`` (``pairs``: how many).
     """
+    med = cell_medians(values, families, families)
+    pairs = [
+        (a, b)
+        for i, a in enumerate(families)
+        for j, b in enumerate(families)
+        if i != j and np.isfinite(med[i, j]) and np.isfinite(med[j, j])
+    ]
     pos = {f: i for i, f in enumerate(families)}
     blocks = np.asarray(emd_rows, dtype=np.float64)
     seeds = len(next(iter(values.values())))
@@ -193,35 +180,18 @@ def rank_correlation(values: dict, emd_rows, families, pairs, *, seed: int, resa
     def rho(seed_idx, draw_idx):
         S = blocks[draw_idx].mean(axis=0)
         emd = [S[pos[a], pos[b]] for a, b in pairs]
-        deg = [degradation(values, a, b, seed_idx) for a, b in pairs]
+        median = {key: np.median(v[seed_idx]) for key, v in values.items()}
+        deg = [float(np.log(median[(a, b)]) - np.log(median[(b, b)])) for a, b in pairs]
         return float(spearmanr(emd, deg).statistic), emd, deg
 
     est, emd, deg = rho(np.arange(seeds), np.arange(len(blocks)))
     rng = np.random.default_rng(check_int("seed", seed, 0))
     boot = [rho(rng.integers(0, seeds, seeds), rng.integers(0, len(blocks), len(blocks)))[0] for _ in range(resamples)]
     boot = np.nan_to_num(np.asarray(boot), nan=0.0)  # a resample with tied ranks throughout: no correlation
+    level = 0.9
     low = float(np.quantile(boot, (1 - level) / 2, method="lower"))
     high = float(np.quantile(boot, (1 + level) / 2, method="higher"))
-    return {"rho": est, "low": low, "high": high, "emd": np.array(emd), "deg": np.array(deg), "level": level}
-
-
-def finite_pairs(values: dict, families) -> list[tuple[str, str]]:
-    """The ordered pairs (a, b) of different ``families`` whose transfer cell (a, b) and in-family cell
-    (b, b) have finite medians over seeds: those whose :func:`degradation` is a number."""
-    med = cell_medians(values, families, families)
-    pos = {f: i for i, f in enumerate(families)}
-    return [
-        (a, b)
-        for a in families
-        for b in families
-        if a != b and np.isfinite(med[pos[a], pos[b]]) and np.isfinite(med[pos[b], pos[b]])
-    ]
-
-
-def transfer_correlation(values: dict, emd_rows, families, *, resamples: int, seed: int) -> dict:
-    """:func:`rank_correlation` over the :func:`finite_pairs` of ``values``, with ``"pairs"``, their count."""
-    pairs = finite_pairs(values, families)
-    return rank_correlation(values, emd_rows, families, pairs, resamples=resamples, seed=seed) | {"pairs": len(pairs)}
+    return {"rho": est, "low": low, "high": high, "emd": np.array(emd), "deg": np.array(deg), "pairs": len(pairs)}
 
 
 def band_outcome(corr: dict, band: float) -> str:
@@ -234,10 +204,10 @@ def band_outcome(corr: dict, band: float) -> str:
 
 # ----------------------------------------------------------------------------------------- prose numbers
 def squeeze_numbers(squeeze: dict, squeeze_paper: float, on_cauchy: dict, embedding: str) -> dict:
-    """The numbers the text of the squeeze section quotes, ``{glue name (without the chapter prefix): value}``:
-    the bulk-width ratios ``squeeze[n]`` (:func:`squeeze_ratio`) at the smallest and the largest n and at the
-    paper's task size, and the median over seeds of ``on_cauchy[(embedding, n)]`` (the relative loss of the
-    models trained on normal tasks, tested on cauchy tasks) at the largest n."""
+    """The numbers the squeeze section's text quotes, ``{glue name (without the chapter prefix): value}``: the
+    bulk-width ratios ``squeeze[n]`` (:func:`squeeze_ratio`) at the smallest and the largest n and at the paper's
+    task size, and the median over seeds of ``on_cauchy[(embedding, n)]`` (the models trained on normal tasks,
+    tested on cauchy tasks) at the largest n."""
     n_lo, n_hi = min(squeeze), max(squeeze)
     return {
         "sq-small": squeeze[n_lo],
@@ -251,9 +221,8 @@ def squeeze_numbers(squeeze: dict, squeeze_paper: float, on_cauchy: dict, embedd
 
 
 def same_family_numbers(V: dict, embeddings, losses, others, t_hi: float, t_lo: float) -> dict:
-    """The numbers the text of Figs. 4 and 16 quotes, ``{glue name (without the chapter prefix): value}``:
-    medians over seeds of the final relative validation losses ``V[(family, tau, embedding, loss)]``
-    (``(seeds,)`` each), and ``nseeds``, the number of seeds."""
+    """The numbers the text of Figs. 4 and 16 quotes (as :func:`squeeze_numbers`): medians over seeds of the final
+    relative validation losses ``V[(family, tau, embedding, loss)]`` (``(seeds,)`` each), and ``nseeds``."""
 
     def med(f, t, e, l):
         return float(np.median(V[(f, t, e, l)]))
@@ -274,8 +243,8 @@ def same_family_numbers(V: dict, embeddings, losses, others, t_hi: float, t_lo: 
 
 
 def transfer_numbers(many: dict, embeddings, others, block_mean: dict) -> dict:
-    """The numbers the text of Figs. 8 and 18 quotes, ``{glue name (without the chapter prefix): value}``:
-    medians over seeds of the T-step ratios ``many[embedding][(train, test)]`` and of the per-seed 4x4 block means ``block_mean``."""
+    """The numbers the text of Figs. 8 and 18 quotes (as :func:`squeeze_numbers`): medians over seeds of the T-step
+    ratios ``many[embedding][(train, test)]`` and of the per-seed 4x4 block means ``block_mean[embedding]``."""
     e0, e1 = embeddings[0], embeddings[-1]
 
     def med(e, a, b):
@@ -295,10 +264,9 @@ def transfer_numbers(many: dict, embeddings, others, block_mean: dict) -> dict:
 
 # ----------------------------------------------------------------------------------------- tables
 def squeeze_table(squeeze: dict, on_cauchy: dict, embeddings, paper_size, squeeze_paper: float) -> Table:
-    """The squeeze section's numbers, one row per n: the bulk-width ratio ``squeeze[n]`` (:func:`squeeze_ratio`)
-    and, per embedding, the relative loss (median [q25, q75] over seeds) of the models trained on normal tasks
-    on cauchy tasks of n points (``on_cauchy[(embedding, n)]``); a last row gives the ratio at the paper's task
-    size ``paper_size`` ``(n, d)``."""
+    """The squeeze section's numbers, one row per n: the bulk-width ratio ``squeeze[n]`` and, per embedding,
+    ``on_cauchy[(embedding, n)]`` as median [q25, q75] over seeds; a last row gives the ratio ``squeeze_paper`` at
+    the paper's task size ``paper_size`` ``(n, d)``."""
     header = ["n", "bulk width cauchy / normal", *(f"{e} trained on normal, on cauchy tasks" for e in embeddings)]
     rows = [[n, f"{r:.3f}", *(q3(on_cauchy[(e, n)]) for e in embeddings)] for n, r in squeeze.items()]
     n, d = paper_size
@@ -325,16 +293,16 @@ MARK = {"NE": "s", "L2": "o"}
 SHIFT = {("OH", "NE"): -0.24, ("OH", "L2"): -0.08, ("BN", "NE"): 0.08, ("BN", "L2"): 0.24}
 
 
-def same_family_figure(values: dict, families, taus, embeddings, losses, top: float = 10.0):
+def same_family_figure(values: dict, families, taus, embeddings, losses):
     """Figs. 4 and 16: one panel per temperature; per family the median and IQR over seeds of the final
     relative validation loss (``values[(family, tau, embedding, loss)]``, (seeds,)), one marker per
-    (embedding, loss), log scale shared by the panels; diverged medians are drawn at ``top``."""
+    (embedding, loss), log scale shared by the panels; diverged medians are drawn at 10."""
     fig, axes = plt.subplots(1, len(taus), figsize=(5.2 * len(taus), 3.6), sharey=True, squeeze=False)
     for ax, t in zip(axes[0], taus):
         for e in embeddings:
             for l in losses:
                 v = [values[(f, t, e, l)] for f in families]
-                q = np.array([np.quantile(np.minimum(x, top), [0.25, 0.5, 0.75]) for x in v]).T
+                q = np.array([np.quantile(np.minimum(x, 10.0), [0.25, 0.5, 0.75]) for x in v]).T
                 x = np.arange(len(families)) + SHIFT.get((e, l), 0.0)
                 color = "C0" if e == "OH" else "C1"
                 ax.errorbar(x, q[1], yerr=[q[1] - q[0], q[2] - q[1]], fmt=MARK[l], color=color, label=f"{e}:{l}")
@@ -348,28 +316,21 @@ def same_family_figure(values: dict, families, taus, embeddings, losses, top: fl
     plt.show()
 
 
-def _heat(ax, G, labels_x, labels_y, norm, cmap="RdBu_r", fmt="{:.2f}"):
-    shown = np.where(np.isfinite(G), G, norm.vmax)
-    im = ax.imshow(shown, cmap=cmap, norm=norm)
-    for i in range(G.shape[0]):
-        for j in range(G.shape[1]):
-            ax.text(
-                j, i, "inf" if not np.isfinite(G[i, j]) else fmt.format(G[i, j]), ha="center", va="center", fontsize=7
-            )
-    ax.set_xticks(range(len(labels_x)), labels_x, rotation=30, fontsize=8)
-    ax.set_yticks(range(len(labels_y)), labels_y, fontsize=8)
-    return im
-
-
-def grid_figure(grids: dict, families, title: str, lo: float = 0.5, hi: float = 2.0, ncols: int = 2):
-    """Figs. 8 and 18: one heatmap per entry of ``grids`` ({panel title: (F, F) medians}), ``ncols`` per
-    row, training family down, test family across, one shared log colour scale centred on 1 (Lloyd's),
-    inf shown as "inf"."""
+def grid_figure(grids: dict, families, title: str):
+    """Figs. 8 and 18: one heatmap per entry of ``grids`` ({panel title: (F, F) medians}), two per row, training
+    family down, test family across, one shared log colour scale from 0.5 to 2 centred on 1 (Lloyd's), inf shown
+    as "inf"."""
+    lo, hi, ncols = 0.5, 2.0, 2
     nrows = math.ceil(len(grids) / ncols)
     fig, axes = plt.subplots(nrows, ncols, figsize=(4.4 * ncols, 4.0 * nrows), squeeze=False)
-    norm = LogNorm(lo, hi)
+    ticks = range(len(families))
     for ax, (name, G) in zip(axes.flat, grids.items()):
-        im = _heat(ax, np.clip(G, lo, np.inf), families, families, norm)
+        G = np.clip(G, lo, np.inf)
+        im = ax.imshow(np.where(np.isfinite(G), G, hi), cmap="RdBu_r", norm=LogNorm(lo, hi))
+        for (i, j), g in np.ndenumerate(G):
+            ax.text(j, i, f"{g:.2f}" if np.isfinite(g) else "inf", ha="center", va="center", fontsize=7)
+        ax.set_xticks(ticks, families, rotation=30, fontsize=8)
+        ax.set_yticks(ticks, families, fontsize=8)
         ax.set_title(name, fontsize=10)
         ax.set_xlabel("test family")
         ax.set_ylabel("training family")
@@ -423,7 +384,7 @@ def squeeze_figure(tasks: dict, dists: dict):
 
 def correlation_figure(corr: dict):
     """The rank correlation of the last section: one panel per embedding (``corr[e]`` from
-    :func:`rank_correlation`), the family pairs' mean EMD against their transfer degradation, shared axes."""
+    :func:`transfer_correlation`), the family pairs' mean EMD against their transfer degradation, shared axes."""
     fig, axes = plt.subplots(1, len(corr), figsize=(4.2 * len(corr), 3.4), sharex=True, sharey=True, squeeze=False)
     for ax, (e, c) in zip(axes[0], corr.items()):
         ax.plot(c["emd"], c["deg"], "o", color="C0" if e == "OH" else "C1")

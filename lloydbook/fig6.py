@@ -1,13 +1,10 @@
 """The findings of Figs. 6, 7 and 12 and Appendix C (Leaner paper: trained one-layer models run for many steps, on
 shifted tasks and at other n), each stated once.
 
-Every function takes the evaluated models of chapter 06: ``runs`` maps a setting ``(embedding, loss)`` to its runs
-(one per seed) and a *curves* dict is :func:`lloydbook.many_steps.evaluate`'s ``{mode or "lloyd": (seeds, T + 1)}``
-for one setting (the seeds paired across settings: the same tasks). Each returns ``{name: Part}``
-(:class:`lloydbook.findings.Part`), which chapter 06 decides with :func:`lloydbook.findings.decide`; the gaps and
-rises are :mod:`lloydbook.many_steps`'s per-seed statistics. :func:`on_models` evaluates a set of models and states
-the findings of :data:`ON_MODELS` on them in one call (chapter 06 on the models trained at n=512), and
-:func:`lloydbook.findings.not_recorded` leaves them open where those models are not at hand.
+``runs`` maps a setting ``(embedding, loss)`` to its runs (one per seed); a *curves* dict is
+:func:`lloydbook.many_steps.evaluate`'s ``{mode or "lloyd": (seeds, T + 1)}`` for one setting (the seeds paired across
+settings: the same tasks). Each function returns ``{name: Part}`` (:class:`lloydbook.findings.Part`) for chapter 06 to
+decide; :func:`on_models` evaluates a set of models and states the findings :data:`ON_MODELS` on them.
 """
 
 from __future__ import annotations
@@ -67,9 +64,14 @@ def _name(setting) -> str:
     return f"{setting[0]}:{setting[1]}"
 
 
-def _each(settings, test, stat, name: str, label=_name) -> list:
-    """``test(label, stat(setting), 0.0, name)`` for every setting: one part per setting of an ``all_of``."""
-    return [test(label(s), stat(s), 0.0, name) for s in settings]
+def _settings(curves: dict) -> list:
+    """The settings of the keys ``(case, setting)`` of ``curves``, in order."""
+    return list(dict.fromkeys(s for _, s in curves))
+
+
+def _each(settings, test, stat, name: str, label=_name, level: float = 0.0) -> list:
+    """``test(label, stat(setting), level, name)`` for every setting: one part per setting of an ``all_of``."""
+    return [test(label(s), stat(s), level, name) for s in settings]
 
 
 def _mean_gaps(curves: dict, cases, settings, test, name=str) -> list:
@@ -91,8 +93,8 @@ def fig6(runs: dict, curves: dict, T: int, *, judge: Judge) -> dict[str, Part]:
     OH and BN's gap to Lloyd's averaged over steps 1..T is below 0; ``na-improves-not-lloyd``: re-embedded NA ends
     below its step 0 but its mean gap is above 0."""
     settings = list(curves)
-    coded, nas = _coded(settings), [s for s in settings if s[0] == "NA"]
-    gap = {s: M.mean_gap(curves[s]) for s in settings}
+    coded = _coded(settings)
+    gap = {s: M.mean_gap(curves[s]) for s in coded}
     return {
         "iterate-diverges": Part(
             "Iterating Eq. 4 on its own output tokens diverges after step 1, for every embedding and loss",
@@ -112,7 +114,7 @@ def fig6(runs: dict, curves: dict, T: int, *, judge: Judge) -> dict[str, Part]:
             _runs(runs, coded),
             [all_of("OH and BN: mean gap over the steps below 0", _each(coded, judge.below, gap.get, "mean gap"))],
         ),
-        "na-improves-not-lloyd": na(runs, {s: curves[s] for s in nas}, None, T, judge=judge),
+        "na-improves-not-lloyd": na(runs, {s: curves[s] for s in settings if s[0] == "NA"}, None, T, judge=judge),
     }
 
 
@@ -121,12 +123,11 @@ def na(runs: dict, cases: dict, what: str | None, T: int, *, judge: Judge) -> Pa
     case of ``cases`` (case -> curves). ``what`` is None for Fig. 6's settings (``cases`` keyed by ``(embedding,
     loss)``, the runs of each), else the cases in words (all of NA:L2's runs, e.g. Fig. 7's shifts or Fig. 12's n)."""
     if what is None:
-        statement, paper, read, label = "Re-embedded NA", "NA improves, worse than Lloyd's", _runs(runs, cases), _name
+        statement, paper, read = "Re-embedded NA", "NA improves, worse than Lloyd's", _runs(runs, cases)
     else:
-        statement, read, label = f"Re-embedded NA (L2), {what},", runs[("NA", "L2")], str
+        statement, read = f"Re-embedded NA (L2), {what},", runs[("NA", "L2")]
         paper = "NA improves but stays worse than Lloyd's (App. C); the text names only OH and BN as beating Lloyd's"
-    cases_ = list(cases)
-    gap = "mean gap" if what is None else "gap"
+    label, gap = (_name, "mean gap") if what is None else (str, "gap")
     return Part(
         f"{statement} improves on its initial centers over {T} steps but stays worse than Lloyd's",
         paper,
@@ -134,11 +135,11 @@ def na(runs: dict, cases: dict, what: str | None, T: int, *, judge: Judge) -> Pa
         [
             all_of(
                 "improves: objective at step T below step 0",
-                _each(cases_, judge.below, lambda c: M.rise(cases[c], "reembed", 0, T), "rise", label),
+                _each(cases, judge.below, lambda c: M.rise(cases[c], "reembed", 0, T), "rise", label),
             ),
             all_of(
                 "worse than Lloyd's: mean gap above 0",
-                _each(cases_, judge.above, lambda c: M.mean_gap(cases[c]), gap, label),
+                _each(cases, judge.above, lambda c: M.mean_gap(cases[c]), gap, label),
             ),
         ],
     )
@@ -147,7 +148,7 @@ def na(runs: dict, cases: dict, what: str | None, T: int, *, judge: Judge) -> Pa
 def inits(runs: dict, curves: dict, starts, T: int, *, judge: Judge) -> dict[str, Part]:
     """Beyond the paper: ``curves[(start, setting)]`` from other initial centers (``starts``, e.g. Gonzalez and
     k-means++). ``inits-lose-to-lloyd``: the re-embedded OH and BN models' mean gap to Lloyd's is above 0 from each."""
-    coded = _coded(dict.fromkeys(s for _, s in curves))
+    coded = _coded(_settings(curves))
     return {
         "inits-lose-to-lloyd": Part(
             "From Gonzalez or k-means++ initial centers, the re-embedded OH and BN models (trained from random "
@@ -164,7 +165,7 @@ def fig7(runs: dict, curves: dict, T: int, *, judge: Judge) -> dict[str, Part]:
     ``shifts-beat-lloyd``: under every shift but the doubled scale, OH and BN's mean gap is below 0;
     ``scale-doubled``: with the scale doubled (OH and BN pooled) the mean gap over steps 1..T // 4 is above 0 and the
     gap at step T below 0."""
-    l2 = list(dict.fromkeys(s for _, s in curves))
+    l2 = _settings(curves)
     other = [sh for sh in M.SHIFTS if sh != "scale doubled"]
     early, late = doubled(curves, T)
     return {
@@ -198,7 +199,7 @@ def doubled(curves: dict, T: int) -> tuple[np.ndarray, np.ndarray]:
 def fig12(runs: dict, curves: dict, T: int, *, judge: Judge) -> dict[str, Part]:
     """Fig. 12: ``curves[(n, setting)]`` for the L2 settings at evaluation sizes n other than the training n.
     ``n-generalises``: at every n, OH and BN's mean gap to Lloyd's is below 0."""
-    ns, l2 = list(dict.fromkeys(n for n, _ in curves)), list(dict.fromkeys(s for _, s in curves))
+    ns, l2 = list(dict.fromkeys(n for n, _ in curves)), _settings(curves)
     return {
         "n-generalises": Part(
             f"Re-embedded OH and BN (L2) models beat Lloyd's over {T} steps at a quarter, half, twice and four "
@@ -223,16 +224,15 @@ def rewrite(runs: dict, moved: dict, *, judge: Judge) -> dict[str, Part]:
             [
                 all_of(
                     "data rows moved by more than 5%",
-                    [judge.above(f"{e}:{l}", moved[(e, l)], 0.05, "relative change") for e, l in settings],
+                    _each(settings, judge.above, moved.get, "relative change", level=0.05),
                 )
             ],
         )
     }
 
 
-#: the findings :func:`on_models` states
-ON_MODELS = ("iterate-diverges", "reembed-beats-lloyd", "na-improves-not-lloyd", "shifts-beat-lloyd", "scale-doubled",
-             "n-generalises", "v-overwrites-x")  # fmt: skip
+#: the findings :func:`on_models` states: all but those of other initial centers and of NA under Figs. 7 and 12
+ON_MODELS = tuple(name for name in SOURCES if name not in ("inits-lose-to-lloyd", "shifts-na", "n-na"))
 
 
 def on_models(
@@ -249,17 +249,15 @@ def on_models(
     workers: int = 1,
     judge: Judge,
 ) -> tuple[dict[str, Part], dict]:
-    """The findings :data:`ON_MODELS` (Figs. 6, 7 and 12 and App. C) evaluated afresh on the models ``runs``
-    (``(embedding, loss)`` -> runs, one per seed, for OH, BN and NA with NE and L2), each as chapter 06 reads it:
-    Fig. 6 on ``tasks`` tasks per seed re-embedded and on ``iterate_tasks`` (of the same seed) iterated (the iterated
-    layer's every token attends to every other, n / k times the cost of re-embedding, and it diverges by orders of
-    magnitude: a few tasks decide it); Fig. 7's shifts on ``shift_tasks`` (``doubled_tasks`` with the scale doubled)
-    and Fig. 12 at each n of ``ns`` on ``n_points // n`` tasks (the same points at every n: a task's objective is
-    noisier the fewer its points), both for OH and BN with L2; the data rows' move on ``tasks``. The run of seed s
-    reads tasks of seed ``task_seed + s``. The evaluations run in ``workers`` spawned processes of one torch thread
-    each (1: in this process; the curves are the same either way). Returns ``(parts, curves)``: name ->
-    :class:`Part`, and ``{"fig6": {setting: curves}, "fig7": {(shift, setting): curves}, "fig12": {(n, setting):
-    curves}, "rewrite": {setting: (seeds,)}}`` (curves as :func:`lloydbook.many_steps.evaluate` gives them)."""
+    """The findings :data:`ON_MODELS` evaluated afresh on the models ``runs`` (``(embedding, loss)`` -> runs, one
+    per seed, for OH, BN and NA with NE and L2), each as chapter 06 reads it: Fig. 6 on ``tasks`` tasks per seed
+    re-embedded and on ``iterate_tasks`` iterated (n / k times the cost, and it diverges by orders of magnitude: a few
+    tasks decide it); Fig. 7's shifts on ``shift_tasks`` (``doubled_tasks`` with the scale doubled) and Fig. 12 at
+    each n of ``ns`` on ``n_points // n`` tasks (the same points at every n), both for OH and BN with L2; the data
+    rows' move on ``tasks``. The run of seed s reads tasks of seed ``task_seed + s``. ``workers``: spawned processes
+    of one torch thread each (1: this process; the same curves). Returns ``(parts, curves)``: name -> :class:`Part`,
+    and ``{"fig6": {setting: curves}, "fig7": {(shift, setting): curves}, "fig12": {(n, setting): curves},
+    "rewrite": {setting: (seeds,)}}``."""
     settings = list(runs)
     l2 = [s for s in settings if s[1] == "L2" and s[0] != "NA"]
     if not l2 or not any(e == "NA" for e, _ in settings):
@@ -273,8 +271,8 @@ def on_models(
     jobs.update({("iterate", s): job(s, tasks=iterate_tasks, modes=("iterate",)) for s in settings})
     jobs.update({("fig6", s): job(s, tasks=tasks) for s in settings})
     for sh in M.SHIFTS:
-        jobs.update({("fig7", sh, s): job(s, tasks=doubled_tasks if sh == "scale doubled" else shift_tasks, shift=sh)
-                     for s in l2})  # fmt: skip
+        count = doubled_tasks if sh == "scale doubled" else shift_tasks
+        jobs.update({("fig7", sh, s): job(s, tasks=count, shift=sh) for s in l2})
     out = _evaluate(jobs, workers)
     c6 = {s: {**out[("fig6", s)], "iterate": out[("iterate", s)]["iterate"]} for s in settings}
     c7 = {(sh, s): out[("fig7", sh, s)] for sh in M.SHIFTS for s in l2}
@@ -295,6 +293,6 @@ def _evaluate(jobs: dict, workers: int) -> dict:
     1) or in that many spawned processes, each with one torch thread, the jobs in the order given."""
     if workers == 1:
         return {key: _job(j) for key, j in jobs.items()}
-    with ProcessPoolExecutor(workers, mp_context=mp.get_context("spawn"), initializer=torch.set_num_threads,
-                             initargs=(1,)) as pool:  # fmt: skip
+    spawn = mp.get_context("spawn")
+    with ProcessPoolExecutor(workers, mp_context=spawn, initializer=torch.set_num_threads, initargs=(1,)) as pool:
         return dict(zip(jobs, pool.map(_job, jobs.values())))

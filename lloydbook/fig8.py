@@ -1,12 +1,7 @@
-"""Chapter 07's findings on task families (Leaner paper, Figs. 4 and 16, 8 and 18, 9 and 19), each stated once.
-
-The trained-model findings are :class:`lloydbook.findings.Part` s on per-seed values (``(seeds,)`` arrays):
-:func:`squeeze_parts` (beyond the paper: models trained on normal tasks, on squeezed cauchy tasks),
-:func:`same_parts` (Figs. 4 and 16: trained and validated on one family), :func:`transfer_parts` (Figs. 8 and 18:
-the grid's models on every family's test tasks), :func:`bound_parts` (the bound of Eqs. 7-9 per family) and
-:func:`correlation_parts` (beyond the paper: does the EMD predict transfer?). The EMD findings (Figs. 9 and 19) read
-no run: :func:`emd_rows` gives their rows. Chapter 07 decides them on this build's runs. Each part compares a per-seed
-statistic with a level (one Lloyd step, or 0), except the bound's cauchy against each other family: unpaired.
+"""Chapter 07's findings on task families (Leaner paper, Figs. 4 and 16, 8 and 18, 9 and 19), each stated once: the
+trained-model findings as :class:`lloydbook.findings.Part` s on per-seed values (``(seeds,)`` arrays), each comparing
+a per-seed statistic with a level (one Lloyd step, or 0) except the bound's cauchy against each other family
+(unpaired); the EMD findings (Figs. 9 and 19) read no run, :func:`emd_rows` gives their rows.
 """
 
 from __future__ import annotations
@@ -54,8 +49,7 @@ SOURCES = {
     ),
     "bound-gap": "Leaner paper, Sec. 3 (Eqs. 7-9)",
     "bound-cauchy-loosest": "Leaner paper, Sec. 3 (Eqs. 7-9) and Fig. 5",
-    "emd-cauchy-isolated": "Leaner paper, Figs. 9 and 19",
-    "emd-laplace-closest": "Leaner paper, Figs. 9 and 19",
+    **dict.fromkeys(("emd-cauchy-isolated", "emd-laplace-closest"), "Leaner paper, Figs. 9 and 19"),
     "emd-small-tasks": "beyond the paper (Figs. 9 and 19 at another task size)",
     "emd-predicts-transfer": "beyond the paper (Figs. 8 and 9 side by side)",
 }
@@ -102,12 +96,10 @@ def squeeze_parts(normal: dict, squeeze: dict, on_cauchy: dict, *, judge: Judge)
 
 
 def same_parts(G: dict, families, taus, embeddings, losses, *, judge: Judge) -> dict[str, Part]:
-    """Figs. 4 and 16 on the runs ``G`` (``(family, tau, embedding, loss)`` -> runs, validated on their family):
-    name -> :class:`Part`, each on medians of the final relative validation loss against one Lloyd step (1).
-    ``same-cauchy-fails`` (on cauchy no model of ``embeddings`` is below 1, at the largest and the smallest tau),
-    ``same-tau1`` (at the largest tau L2 is below 1 on every other family, NE above it on gumbel and laplace),
-    ``same-tau01`` (at the smallest tau every model is below 1 on every other family); where ``G`` holds NA runs,
-    ``same-na-cauchy-fails`` and ``same-na-tau01``, the same for NA."""
+    """Figs. 4 and 16 on the runs ``G`` (``(family, tau, embedding, loss)`` -> runs validated on their family, NA's
+    among them), each part on medians of the final relative validation loss against one Lloyd step (1):
+    ``same-cauchy-fails``, ``same-tau1`` and ``same-tau01`` for ``embeddings``, ``same-na-cauchy-fails`` and
+    ``same-na-tau01`` for NA."""
     if "cauchy" not in families or len(set(taus)) < 2 or not {"NE", "L2"} <= set(losses):
         raise ValueError(f"need cauchy, two taus, NE and L2; got families {families}, taus {taus}, losses {losses}")
     hi, lo, others = max(taus), min(taus), [f for f in families if f != "cauchy"]
@@ -119,24 +111,23 @@ def same_parts(G: dict, families, taus, embeddings, losses, *, judge: Judge) -> 
         keys = [(f, t, e, l) for f in fams for e in embs for l in ls]
         return [test(label.format(f=k[0], e=k[2], l=k[3]), final(G[k]), 1.0, what) for k in keys]
 
-    def cauchy_fails(embs):  # the runs and evidence of "on cauchy, none below 1"
+    def cauchy_fails(embs, who, which):  # "on cauchy, none below 1", at both temperatures
         fails = [
             all_of(f"tau={t:g}", cells(judge.above, "{e}:{l}", ["cauchy"], t, embs, losses, "cauchy")) for t in (hi, lo)
         ]
-        return runs(["cauchy"], (hi, lo), embs), fails
+        statement = (
+            f"Trained and validated on cauchy tasks, {who} one Lloyd step (median final relative validation loss "
+            f"above 1, {which}), at both temperatures"
+        )
+        return Part(statement, "cauchy fails to generalise", runs(["cauchy"], (hi, lo), embs), fails)
 
-    def beat_lloyd(embs):  # the runs and evidence of "at the smallest tau, all below 1 but on cauchy"
+    def beat_lloyd(embs, who):  # "at the smallest tau, all below 1 but on cauchy"
         beats = all_of("beats Lloyd's", cells(judge.below, "{f} {e}:{l}", others, lo, embs, losses))
-        return runs(others, (lo,), embs), [beats]
+        statement = f"At tau={lo:g}, {who} beats one Lloyd step on every family but cauchy"
+        return Part(statement, "everything except cauchy beats Lloyd's", runs(others, (lo,), embs), [beats])
 
-    every = "median final relative validation loss above 1"
-    out = {
-        "same-cauchy-fails": Part(
-            f"Trained and validated on cauchy tasks, no model beats one Lloyd step ({every}, every embedding and "
-            "regulariser), at both temperatures",
-            "cauchy fails to generalise",
-            *cauchy_fails(embeddings),
-        ),
+    return {
+        "same-cauchy-fails": cauchy_fails(embeddings, "no model beats", "every embedding and regulariser"),
         "same-tau1": Part(
             f"At tau={hi:g}, L2 with OH or BN beats one Lloyd step on every family but cauchy; NE does not beat it on "
             "gumbel and laplace",
@@ -147,25 +138,10 @@ def same_parts(G: dict, families, taus, embeddings, losses, *, judge: Judge) -> 
                 all_of("NE does not", cells(judge.above, "{f} {e}", ["gumbel", "laplace"], hi, embeddings, ["NE"])),
             ],
         ),
-        "same-tau01": Part(
-            f"At tau={lo:g}, every embedding and regulariser beats one Lloyd step on every family but cauchy",
-            "everything except cauchy beats Lloyd's",
-            *beat_lloyd(embeddings),
-        ),
+        "same-tau01": beat_lloyd(embeddings, "every embedding and regulariser"),
+        "same-na-cauchy-fails": cauchy_fails(["NA"], "NA does not beat", "both regularisers"),
+        "same-na-tau01": beat_lloyd(["NA"], "NA with either regulariser"),
     }
-    if any(key[2] == "NA" for key in G):
-        out["same-na-cauchy-fails"] = Part(
-            f"Trained and validated on cauchy tasks, NA does not beat one Lloyd step ({every}, both regularisers), "
-            "at both temperatures",
-            "cauchy fails to generalise",
-            *cauchy_fails(["NA"]),
-        )
-        out["same-na-tau01"] = Part(
-            f"At tau={lo:g}, NA with either regulariser beats one Lloyd step on every family but cauchy",
-            "everything except cauchy beats Lloyd's",
-            *beat_lloyd(["NA"]),
-        )
-    return out
 
 
 def _grid(trained: dict) -> tuple[list, list]:
@@ -178,43 +154,42 @@ def _grid(trained: dict) -> tuple[list, list]:
 
 
 def transfer_parts(
-    trained: dict, many: dict, grow: dict, *, T: int, tau: float, loss: str, na=None, judge: Judge
+    trained: dict, many: dict, grow: dict, *, T: int, tau: float, loss: str, na: tuple, judge: Judge
 ) -> dict[str, Part]:
     """Figs. 8 and 18 on the grid's models ``trained`` (``{embedding: {train family: runs}}``, at ``tau`` with
-    ``loss``) after ``T`` re-embedding steps on each family's test tasks: ``many[e]`` and ``grow[e]`` map ``(train,
-    test)`` to the T-step ratio to Lloyd's and the log change of the model's own objective
-    (:func:`lloydbook.families.transfer`). ``transfer-cauchy-trained`` (trained on cauchy: above Lloyd's, and
-    above its initial objective, on every other family), ``transfer-cauchy-tested`` (on cauchy, from every family:
-    above Lloyd's), ``transfer-block`` (the block mean of the other families below Lloyd's: an open row at every draw,
-    :attr:`lloydbook.findings.Part.unmet`), ``tested-cauchy-finite`` (on cauchy, the OH and BN models' objective
-    falls); with ``na``, ``(runs, grow)`` of NA models (``{train family: runs}``, ``{(train, "cauchy"): (seeds,)}``),
-    ``tested-cauchy-na-finite`` (beyond the paper: it falls from the other families, rises from cauchy)."""
+    ``loss``) after ``T`` re-embedding steps: ``many[e]`` and ``grow[e]`` (:func:`lloydbook.families.transfer`) map
+    ``(train, test)`` to the T-step ratio to Lloyd's and the log change of the model's own objective; ``na``, the NA
+    models' ``(runs, grow)`` (``{train family: runs}``, ``{(train, "cauchy"): (seeds,)}``). Returns
+    ``transfer-cauchy-trained``, ``transfer-cauchy-tested``, ``transfer-block`` (an open row at every draw,
+    :attr:`lloydbook.findings.Part.unmet`), ``tested-cauchy-finite`` and ``tested-cauchy-na-finite`` (beyond the
+    paper)."""
     embs, fams = _grid(trained)
     others, coded, every = [f for f in fams if f != "cauchy"], [e for e in embs if e != "NA"], ", ".join(embs)
+    na_runs, na_grow = na
 
     def runs(es):
         return [r for f in fams for e in es for r in trained[e][f]]
 
-    def from_cauchy(values, *how):
-        return [judge.above(f"{e} on {b}", values[e][("cauchy", b)], *how) for e in embs for b in others]
+    def from_cauchy(part, values, *how):
+        return all_of(part, [judge.above(f"{e} on {b}", values[e][("cauchy", b)], *how) for e in embs for b in others])
 
     def onto_cauchy(test, values, e, *how):
         return all_of(e, [test(f"{e} from {a}", values[e][(a, "cauchy")], *how) for a in fams])
 
     block = block_means(many, others)
     block_ev = [judge.below(e, block[e], 1.0, "block mean of the T-step ratio") for e in embs]
-    out = {
+    diverges = "diverges: objective at step T above the initial one"
+    tested = [onto_cauchy(judge.above, many, e, 1.0, "T-step ratio") for e in embs]
+    na_falls = [judge.below(a, na_grow[(a, "cauchy")], 0.0, "log objective") for a in others]
+    return {
         "transfer-cauchy-trained": Part(
             f"Models trained on cauchy diverge on every other family: after T={T} re-embedding steps their loss is "
             f"above Lloyd's, and above their own initial loss (OH and BN, {loss}, tau={tau:g})",
             "models trained on cauchy diverge everywhere",
             runs(embs),
             [
-                all_of("worse than Lloyd's", from_cauchy(many, 1.0, "T-step ratio")),
-                all_of(
-                    "diverges: objective at step T above the initial one",
-                    from_cauchy(grow, 0.0, "log objective, step T over step 0"),
-                ),
+                from_cauchy("worse than Lloyd's", many, 1.0, "T-step ratio"),
+                from_cauchy(diverges, grow, 0.0, "log objective, step T over step 0"),
             ],
         ),
         "transfer-cauchy-tested": Part(
@@ -222,12 +197,7 @@ def transfer_parts(
             f"T={T} steps, for every embedding ({every})",
             "testing on cauchy is not competitive",
             runs(embs),
-            [
-                all_of(
-                    "not below Lloyd's on cauchy",
-                    [onto_cauchy(judge.above, many, e, 1.0, "T-step ratio") for e in embs],
-                )
-            ],
+            [all_of("not below Lloyd's on cauchy", tested)],
         ),
         "transfer-block": Part(
             f"Trained and tested within {', '.join(others[:-1])} and {others[-1]}, the models beat Lloyd's after T={T} "
@@ -247,30 +217,25 @@ def transfer_parts(
             runs(coded),
             [onto_cauchy(judge.below, grow, e, 0.0, "log objective") for e in coded],
         ),
-    }
-    if na is not None:
-        na_runs, na_grow = na
-        falls = [judge.below(a, na_grow[(a, "cauchy")], 0.0, "log objective") for a in others]
-        out["tested-cauchy-na-finite"] = Part(
+        "tested-cauchy-na-finite": Part(
             f"Tested on cauchy tasks, the NA models trained on the other families do not diverge either (after T={T} "
             f"steps their objective is below their initial one), while those trained on cauchy make it worse "
             f"({loss}, tau={tau:g})",
             '"(OH and BN do not diverge)": silent on NA',
-            [r for runs in na_runs.values() for r in runs],
+            [r for rs in na_runs.values() for r in rs],
             [
-                all_of("NA from the other families", falls),
+                all_of("NA from the other families", na_falls),
                 judge.above("NA from cauchy", na_grow[("cauchy", "cauchy")], 0.0, "log objective"),
             ],
-        )
-    return out
+        ),
+    }
 
 
 def bound_parts(trained: dict, terms: dict, *, tau: float, loss: str, judge: Judge) -> dict[str, Part]:
-    """The bound of Eqs. 7-9 per family, on the grid's models ``trained`` (as for :func:`transfer_parts`) with their
-    terms ``terms[(family, embedding)]`` (:func:`lloydbook.families.bound_terms`: ``slack``, ``loss``, ``gap``, each
-    ``(seeds,)``): ``bound-gap`` (the slack is above 0 and below the smoothing gap C on every family) and
-    ``bound-cauchy-loosest`` (the slack over the held-out loss is larger on cauchy than on each other family,
-    unpaired)."""
+    """The bound of Eqs. 7-9 per family on the grid's models ``trained`` (as for :func:`transfer_parts`) with their
+    terms ``terms[(family, embedding)]`` (:func:`lloydbook.families.bound_terms`): ``bound-gap`` (the slack is above 0
+    and below the smoothing gap C on every family) and ``bound-cauchy-loosest`` (the slack over the held-out loss is
+    larger on cauchy than on each other family, unpaired)."""
     embs = list(dict.fromkeys(e for _, e in terms))
     others = [f for f in dict.fromkeys(f for f, _ in terms) if f != "cauchy"]
     if any(("cauchy", e) not in terms for e in embs):
@@ -304,19 +269,19 @@ def bound_parts(trained: dict, terms: dict, *, tau: float, loss: str, judge: Jud
     }
 
 
-def correlation_parts(trained: dict, corr: dict, *, T: int, embeddings=PRED_EMBEDDINGS) -> dict[str, Part]:
+def correlation_parts(trained: dict, corr: dict, *, T: int) -> dict[str, Part]:
     """``emd-predicts-transfer`` (beyond the paper) on the grid's models ``trained`` (as for :func:`transfer_parts`)
-    of ``embeddings``: per embedding, the interval of the rank correlation ``corr[e]`` between the EMD and the
-    degradation of transfer (:func:`lloydbook.families.transfer_correlation`) lies inside (-:data:`BAND`, BAND)."""
+    of :data:`PRED_EMBEDDINGS`: per embedding, the interval of the rank correlation ``corr[e]`` between the EMD and
+    the degradation of transfer (:func:`lloydbook.families.transfer_correlation`) lies inside (-:data:`BAND`, BAND)."""
     _, fams = _grid(trained)
     text = "rho {rho:+.3f}, 90% interval [{low:+.3f}, {high:+.3f}], tolerance {band:g} ({pairs} family pairs)"
-    evidence = [Evidence(e, band_outcome(corr[e], BAND), text.format(**corr[e], band=BAND)) for e in embeddings]
+    evidence = [Evidence(e, band_outcome(corr[e], BAND), text.format(**corr[e], band=BAND)) for e in PRED_EMBEDDINGS]
     part = Part(
         "The EMD between two families' tasks does not predict how much a model loses when it transfers between them: "
         f"the 90% bootstrap interval of the Spearman rank correlation lies inside (-{BAND:g}, {BAND:g}) (T={T}, "
-        f"{', '.join(embeddings)})",
+        f"{', '.join(PRED_EMBEDDINGS)})",
         "not examined",
-        [r for f in fams for e in embeddings for r in trained[e][f]],
+        [r for f in fams for e in PRED_EMBEDDINGS for r in trained[e][f]],
         evidence,
     )
     return {"emd-predicts-transfer": part}
@@ -324,12 +289,9 @@ def correlation_parts(trained: dict, corr: dict, *, T: int, embeddings=PRED_EMBE
 
 def emd_rows(paper_size: list, our_size: list, our_task) -> tuple[dict, dict]:
     """Figs. 9 and 19's findings on EMD matrices ``[(M, labels)]`` (:func:`lloydbook.families.emd_draws`, then the
-    Fig. 19-size one) of tasks at the paper's size and at ``our_task`` ``(n, d, k)``: name -> the statement, paper,
-    ours and check of its row (``ch.record``), and the medians the text quotes (glue name -> value).
-    ``emd-cauchy-isolated`` (:func:`lloydbook.families.isolated_fraction` is 1 in every matrix at the paper's size),
-    ``emd-laplace-closest`` (laplace is the family nearest cauchy in each), ``emd-small-tasks`` (beyond the paper:
-    at our size the nearest other family's mean EMD over the within-cauchy mean is above 1, and below every
-    paper-size matrix's)."""
+    Fig. 19-size one) at the paper's task size and at ``our_task`` ``(n, d, k)``: ``({name: its row's statement,
+    paper, ours and check (for ``ch.record``)}, {glue name: a median the text quotes})`` for ``emd-cauchy-isolated``,
+    ``emd-laplace-closest`` and ``emd-small-tasks`` (beyond the paper)."""
     labels = list(dict.fromkeys(paper_size[0][1])) if paper_size and our_size else []
     if not {"cauchy", "laplace"} <= set(labels):
         raise ValueError(f"need matrices at both sizes over families with cauchy and laplace, got families {labels}")

@@ -1,10 +1,8 @@
 """Figures 3 and 5's findings (Leaner paper: the loss around a trained model, and the smoothing gap), each stated once.
 
-Each function states findings as :class:`lloydbook.findings.Part` s that chapter 08 decides
-(:func:`lloydbook.findings.decide`), on the per-seed surfaces of :mod:`lloydbook.landscapes`:
-:func:`shape_parts` Fig. 3's shape on the training-loss surfaces (two counts, each one piece of evidence whose text
-is the row's numbers: the chapter records them with their check), :func:`rise_parts` Fig. 3's OH against BN on the
-mean rises, and :func:`gap_parts` Fig. 5's numbers on each seed's largest gap on the plane. Different d, embeddings
+Each function states findings as :class:`lloydbook.findings.Part` s for chapter 08 to decide, on the per-seed
+surfaces of :mod:`lloydbook.landscapes`: :func:`shape_parts` Fig. 3's shape, :func:`rise_parts` its OH against BN on
+the mean rises, :func:`gap_parts` Fig. 5's numbers on each seed's largest gap on the plane. Different d, embeddings
 or families are different models, their planes drawn along other directions: every comparison is unpaired.
 """
 
@@ -19,7 +17,6 @@ from .tables import fmt_list
 
 __all__ = [
     "SOURCES",
-    "FIG3_QUOTE",
     "FIG5_PAPER",
     "fig3_statements",
     "shape_parts",
@@ -42,8 +39,6 @@ SOURCES = {
     "gap-cauchy-vs-normal": "Leaner paper, Fig. 5",
 }
 
-#: Fig. 3's statement of OH against BN, in the paper's words (its d are 4 and 32)
-FIG3_QUOTE = '"At d=4 OH and BN differ; at d=32 they are similar"'
 #: Fig. 5's setting as the paper states it (field -> value, None: not stated), against which each finding's statement
 #: names ours; the finding beyond the paper compares two d, so only its tau is the paper's
 _FIG5 = dict(d=None, k=None, n=None, tau=0.1, steps=None)
@@ -81,7 +76,7 @@ def fig3_statements(ds, tau: float, embeddings) -> dict[str, tuple[str, str]]:
         ),
         "oh-bn-differ-small-d": (
             f"At d={min(ds)} the OH and BN surfaces differ: BN's rises more steeply from the trained weights than OH's",
-            FIG3_QUOTE,
+            '"At d=4 OH and BN differ; at d=32 they are similar"',  # the paper's words (its d are 4 and 32)
         ),
     }
 
@@ -130,22 +125,21 @@ def rise_parts(G: dict, rise: dict, tau: float, *, large: bool = True, judge: Ju
     lo, hi = min(ds), max(ds)
     runs = {d: [r for e in embs for r in G[(d, tau, e, "L2")]] for d in (lo, hi)}
     oh_bn = {d: (rise[(d, "OH")], rise[(d, "BN")], "OH", "BN") for d in (lo, hi)}
-    parts = {
-        "oh-bn-differ-small-d": Part(
-            *fig3_statements([lo], tau, embs)["oh-bn-differ-small-d"],
-            runs[lo],
-            [judge.lower(f"BN steeper than OH at d={lo}", *oh_bn[lo], paired=False)],
-        )
-    }
+    parts = {}
     if large:  # listed first, as the paper states them
         tol = 0.1 * float(np.median(np.concatenate([rise[(hi, e)] for e in embs])))
-        parts = {"oh-bn-similar-large-d": Part(
+        parts["oh-bn-similar-large-d"] = Part(
             f"At d={hi} the OH and BN surfaces are similar: their median rises from the trained weights differ by less "
             "than 10%",
             f"similar at d={hi}",
             runs[hi],
             [judge.within(f"OH and BN within 10% at d={hi}", *oh_bn[hi], tol, paired=False)],
-        ), **parts}  # fmt: skip
+        )
+    parts["oh-bn-differ-small-d"] = Part(
+        *fig3_statements([lo], tau, embs)["oh-bn-differ-small-d"],
+        runs[lo],
+        [judge.lower(f"BN steeper than OH at d={lo}", *oh_bn[lo], paired=False)],
+    )
     return parts
 
 
@@ -181,17 +175,9 @@ def gap_parts(FG: dict, DG: dict, F: dict, D: dict, *, tau: float, loss: str, n:
         return [r for f in firsts for e in embs for r in G[(f, tau, e, loss)]]
 
     def factor(label, small, large, names, times):  # per embedding: small's log gap below large's by log(times)
-        cells = [
-            judge.lower(
-                e,
-                np.log(top[(small, e)]),
-                np.log(top[(large, e)]),
-                *(f"log {x} {e}" for x in names),
-                paired=False,
-                margin=float(np.log(times)),
-            )
-            for e in embs
-        ]
+        margin = float(np.log(times))
+        logs = {e: (np.log(top[(small, e)]), np.log(top[(large, e)])) for e in embs}
+        cells = [judge.lower(e, *logs[e], *(f"log {x} {e}" for x in names), paired=False, margin=margin) for e in embs]
         return all_of(label, cells)
 
     fd, where = FG[("cauchy", tau, embs[0], loss)][0].config.d, f"{loss}, tau={tau:g}"

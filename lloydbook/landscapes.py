@@ -2,18 +2,14 @@
 
 The surfaces are :mod:`lloydlib.generalisation.landscape`'s: a loss of a trained layer on the plane
 theta + a delta + b eta spanned by two filter-normalised random directions (Leaner paper, Figs. 3 and 5;
-Li et al. 2018). A *setting* is a list of :class:`lloydlib.training.Run` (its seeds); :func:`surfaces`
-returns, per kind, an array of shape ``(len(runs), g, g)`` (one surface per seed), and the statistics below
-reduce it to per-seed values of shape ``(len(runs),)``, which :mod:`lloydbook.learning`'s ``lower``,
-``below`` and ``above`` decide claims on.
+Li et al. 2018). A *setting* is a list of :class:`lloydlib.training.Run` (its seeds); :func:`surfaces` gives per kind
+an array (seeds, g, g), which the statistics below reduce to per-seed values (seeds,).
 
-Seeds: the book's evaluation tasks come from seeds the chapter names (``Chapter.seed``, from ``LLOYD_SEED``), its
-directions from a named seed + the run's training seed (``direction_seed`` of :func:`surfaces`); the pilot that set
-the chapter's expected verdicts used :data:`PILOT_EVAL_SEED` and :data:`PILOT_DIRECTION_SEED` instead, and a second
-look (:data:`LOOK_EVAL_SEED`, :data:`LOOK_DIRECTION_SEED`), after which two claims were reworded, is not reused
-(records, which no draw uses): the book's seeds are fresh, so every asserted claim is confirmed on tasks and
-directions that played no part in its wording. Training streams draw their tasks from 63-bit seeds derived from the
-run's seed (:func:`lloydlib.training.derive_seed`), never from these.
+Seeds: the book's tasks and directions come from seeds the chapter names (``Chapter.seed``, from ``LLOYD_SEED``).
+The pilot that set the expected verdicts (:data:`PILOT_EVAL_SEED`, :data:`PILOT_DIRECTION_SEED`) and a second look
+after which two claims were reworded (:data:`LOOK_EVAL_SEED`, :data:`LOOK_DIRECTION_SEED`) are records no draw uses,
+so every asserted claim is confirmed on tasks and directions that played no part in its wording; training streams
+draw from 63-bit seeds derived from the run's seed (:func:`lloydlib.training.derive_seed`), never from these.
 """
 
 from __future__ import annotations
@@ -76,12 +72,10 @@ def surfaces(
 ) -> dict[str, np.ndarray]:
     """Every run's surfaces on its own plane: kind -> array (len(runs), grid, grid).
 
-    Run ``r`` is evaluated on the tasks X (count, n, d), C0 (count, k, d) at its own temperature and
-    regulariser (``r.config.tau``, ``r.config.loss``, the training objective of Eq. 6), along the directions
-    :func:`lloydlib.generalisation.landscape.random_directions` draws from ``direction_seed + r.config.seed``.
-    ``kinds`` are those of :func:`lloydlib.generalisation.landscape.task_surfaces`. A run that diverged has
-    no trained weights to look around: it raises ValueError. ``precision`` ("float64" or "float32") is the
-    evaluation's (:func:`~lloydlib.generalisation.landscape.task_surfaces`' ``dtype``).
+    Run ``r`` is evaluated on the tasks X (count, n, d), C0 (count, k, d) at its own ``tau`` and ``loss`` (the
+    training objective of Eq. 6), along the directions :func:`lloydlib.generalisation.landscape.random_directions`
+    draws from ``direction_seed + r.config.seed``, in ``precision`` ("float64" or "float32"); ``kinds`` are those of
+    :func:`lloydlib.generalisation.landscape.task_surfaces`. A run that is not finished raises ValueError.
     """
     where = dict(kinds=kinds, radius=radius, grid=grid, dtype=DTYPES[check_choice("precision", precision, DTYPES)])
     out = {k: [] for k in kinds}
@@ -95,40 +89,42 @@ def surfaces(
     return {k: np.stack(v) for k, v in out.items()}
 
 
-def _stack(S) -> np.ndarray:
+def _per_seed(S, stat) -> np.ndarray:
+    """``stat`` of each seed's surface: (seeds, g, g) -> (seeds,)."""
     S = np.asarray(S, dtype=float)
     if S.ndim != 3:
         raise ValueError(f"surfaces must have shape (seeds, g, g), got {S.shape}")
-    return S
+    return np.array([stat(s) for s in S])
 
 
 def minima_counts(S) -> np.ndarray:
     """Per seed, the number of strict local minima of its surface (:func:`~lloydlib.generalisation.landscape.local_minima`):
     (seeds, g, g) -> (seeds,) integers; 1 is a unimodal surface on the grid."""
-    return np.array([len(local_minima(s)) for s in _stack(S)])
+    return _per_seed(S, lambda s: len(local_minima(s)))
+
+
+def _second_minimum_ratio(s) -> float:
+    values = sorted(s[i, j] for i, j in local_minima(s))
+    return values[1] / values[0] if len(values) > 1 else np.inf
 
 
 def second_minimum_ratios(S) -> np.ndarray:
     """Per seed, how high its surface's second-lowest strict local minimum lies, as a multiple of the lowest
     point's value: (seeds, g, g) -> (seeds,), +inf for a surface with one strict local minimum. A second
     basin at low loss gives a value near 1; a ripple in the high-loss periphery, a large one."""
-    out = []
-    for s in _stack(S):
-        values = sorted(s[i, j] for i, j in local_minima(s))
-        out.append(values[1] / values[0] if len(values) > 1 else np.inf)
-    return np.array(out)
+    return _per_seed(S, _second_minimum_ratio)
 
 
 def offsets(S) -> np.ndarray:
     """Per seed, how many grid steps the lowest point lies from the centre (the trained weights):
     (seeds, g, g) -> (seeds,) integers (:func:`~lloydlib.generalisation.landscape.minimum_offset`)."""
-    return np.array([minimum_offset(s) for s in _stack(S)])
+    return _per_seed(S, minimum_offset)
 
 
 def rises(S) -> np.ndarray:
     """Per seed, how steeply its surface rises around the centre
     (:func:`~lloydlib.generalisation.landscape.mean_log_rise`): (seeds, g, g) -> (seeds,)."""
-    return np.array([mean_log_rise(s) for s in _stack(S)])
+    return _per_seed(S, mean_log_rise)
 
 
 def plane_rises(runs, X, C0, *, direction_seeds, radius: float, grid: int, precision: str = "float64") -> np.ndarray:
@@ -146,13 +142,12 @@ def plane_rises(runs, X, C0, *, direction_seeds, radius: float, grid: int, preci
 
 def plane_max(S) -> np.ndarray:
     """Per seed, the largest value on the plane: (seeds, g, g) -> (seeds,)."""
-    return _stack(S).max(axis=(1, 2))
+    return _per_seed(S, np.max)
 
 
 def centre(S) -> np.ndarray:
     """Per seed, the value at the centre (the trained weights): (seeds, g, g) -> (seeds,)."""
-    S = _stack(S)
-    return S[:, S.shape[1] // 2, S.shape[2] // 2]
+    return _per_seed(S, lambda s: s[s.shape[0] // 2, s.shape[1] // 2])
 
 
 def shape_numbers(S: dict) -> dict:
@@ -170,22 +165,21 @@ def gap_numbers(by_family: dict, by_d: dict, embeddings, *, dmin: int, dmax: int
     (normal tasks at the dimensions ``dmin`` and ``dmax``): medians over seeds and ``embeddings`` pooled of the
     largest gap on the plane (:func:`plane_max`) and of the gap at the trained weights (:func:`centre`); the
     normal family's largest gap at ``dmin`` also per point (``n`` points per task)."""
-    top = {key: plane_max(S) for key, S in {**by_family, **by_d}.items()}
-    mid = {key: centre(S) for key, S in {**by_family, **by_d}.items()}
+    both = {**by_family, **by_d}
 
     def over(stat, first):
-        return pooled_median(stat[(first, e)] for e in embeddings)
+        return pooled_median(stat(both[(first, e)]) for e in embeddings)
 
-    normal_max = over(top, dmin)
+    normal_max = over(plane_max, dmin)
     return {
         "normal-max": normal_max,
         "normal-per-point": normal_max / n,
-        "normal-max-hi": over(top, dmax),
-        "normal-centre-hi": over(mid, dmax),
-        "cauchy-max": over(top, "cauchy"),
-        "ratio": over(top, "cauchy") / over(top, "normal"),
-        "cauchy-centre": over(mid, "cauchy"),
-        "normal-centre": over(mid, "normal"),
+        "normal-max-hi": over(plane_max, dmax),
+        "normal-centre-hi": over(centre, dmax),
+        "cauchy-max": over(plane_max, "cauchy"),
+        "ratio": over(plane_max, "cauchy") / over(plane_max, "normal"),
+        "cauchy-centre": over(centre, "cauchy"),
+        "normal-centre": over(centre, "normal"),
     }
 
 
@@ -218,18 +212,10 @@ def surface_panels(panels, rows, cols, *, radius: float, title: str, label: str,
         raise ValueError(f"panels must hold every (row, col) of rows x cols, missing {missing}")
     values = np.concatenate([np.ravel(panels[(r, c)]) for r in rows for c in cols])
     lo, hi = float(values.min()), float(values.max())
-    if log:
-        norm, levels = LogNorm(lo, hi), np.geomspace(lo, hi, 16)
-    else:
-        norm, levels = Normalize(lo, hi), np.linspace(lo, hi, 16)
-    fig, axes = plt.subplots(
-        len(rows),
-        len(cols),
-        figsize=(2.6 * len(cols) + 1, 2.4 * len(rows) + 0.6),
-        squeeze=False,
-        sharex=True,
-        sharey=True,
-    )
+    scale, spacing = (LogNorm, np.geomspace) if log else (Normalize, np.linspace)
+    norm, levels = scale(lo, hi), spacing(lo, hi, 16)
+    size = (2.6 * len(cols) + 1, 2.4 * len(rows) + 0.6)
+    fig, axes = plt.subplots(len(rows), len(cols), figsize=size, squeeze=False, sharex=True, sharey=True)
     g = np.shape(panels[(rows[0], cols[0])])[0]
     x = grid_coordinates(radius, g)
     for i, r in enumerate(rows):

@@ -1,20 +1,12 @@
 """The chapter *Many steps and new inputs* (``book/06_many_steps.ipynb``): bookkeeping, statistics, figures.
 
-The chapter runs chapter 04's trained one-layer models for T steps (Leaner paper, Appendix C, Figs. 6, 7
-and 12) with :mod:`lloydlib.generalisation.multistep`. A *setting* is a list of
-:class:`lloydlib.training.Run` (one per training seed). :func:`evaluate` gives, per mode and for Lloyd's
-algorithm, an array of *curves* of shape (seeds, T + 1): row i is the mean over evaluation tasks of the log
-k-means objective at every step (:func:`lloydlib.generalisation.multistep.mean_log`) for the run of seed i.
-The run of seed s is evaluated on tasks drawn with seed ``task_seed + s`` (the same tasks for every setting
-and for Lloyd's, so differences are paired by seed); the chapter's ``task_seed`` is one it names
-(``ch.seed("eval-tasks")``, from ``LLOYD_SEED``), the pilot that fixed the chapter's expectations used
-:data:`PILOT_SEED` (a record: no draw of the book uses it), and no training stream meets either (training draws
-from 63-bit hashed seeds, ``lloydlib.training.derive_seed``).
-
-Per-seed statistics (arrays of shape (seeds,)) for :func:`lloydbook.claims.evidence.decide`: :func:`gap` (model
-minus Lloyd's at one step; below 0 the model's tasks end with a smaller objective, in log units: -0.05 is
-about 5% lower) and :func:`rise` (a mode's change between two steps); :func:`pooled_median` (:mod:`lloydbook.claims.evidence`'s) of several
-settings' per-seed values and :func:`init_numbers` give the numbers the chapter's prose quotes.
+Chapter 04's trained one-layer models run for T steps (Leaner paper, Appendix C, Figs. 6, 7 and 12) with
+:mod:`lloydlib.generalisation.multistep`. A *setting* is a list of :class:`lloydlib.training.Run` (one per seed);
+its *curves* (:func:`evaluate`) hold per seed the mean log k-means objective at every step. The run of seed s reads
+tasks of seed ``task_seed + s``, the same for every setting and for Lloyd's (differences are paired by seed); training
+streams draw from 63-bit hashed seeds (``lloydlib.training.derive_seed``), never these. :func:`gap` and :func:`rise`
+are per-seed statistics (seeds,) for :func:`lloydbook.claims.evidence.decide`; :func:`pooled_median` (of
+:mod:`lloydbook.claims.evidence`) and :func:`init_numbers` give the numbers the chapter's prose quotes.
 """
 
 from __future__ import annotations
@@ -79,9 +71,7 @@ SHIFTS = {
 def shift_tasks(config, shift: str | None) -> dict:
     """The task fields (family, scale, isotropic, equal_weights) of ``config`` under a shift of
     :data:`SHIFTS` (None: the training distribution itself)."""
-    fields = dict(
-        family=config.family, scale=config.scale, isotropic=config.isotropic, equal_weights=config.equal_weights
-    )
+    fields = {f: getattr(config, f) for f in ("family", "scale", "isotropic", "equal_weights")}
     if shift is None:
         return fields
     check_choice("shift", shift, SHIFTS)
@@ -90,17 +80,10 @@ def shift_tasks(config, shift: str | None) -> dict:
     return fields
 
 
-def _tasks(config, tasks: int, n: int, init: str, shift, seed: int):
-    return L.sample_tasks(
-        tasks,
-        n,
-        config.d,
-        config.k,
-        init=init,
-        seed=seed,
-        dtype=getattr(torch, config.dtype),
-        **shift_tasks(config, shift),
-    )
+def _tasks(config, tasks: int, seed: int, n: int | None = None, init: str = "random", shift: str | None = None):
+    n = config.n if n is None else check_int("n", n, config.k)
+    dtype = getattr(torch, config.dtype)
+    return L.sample_tasks(tasks, n, config.d, config.k, init=init, seed=seed, dtype=dtype, **shift_tasks(config, shift))
 
 
 def evaluate(
@@ -116,11 +99,9 @@ def evaluate(
 ) -> dict[str, np.ndarray]:
     """Curves (seeds, steps + 1) of mean log k-means objective per step: ``{mode: ..., "lloyd": ...}``.
 
-    ``runs``: one setting (its seeds; all of one d, k); ``tasks`` evaluation tasks per seed with ``n``
-    points each (default: the training n), initial centers from ``init`` ("random", "gonzalez",
-    "kmeans++"), drawn from the training distribution or under a ``shift`` of :data:`SHIFTS`, with seed
-    ``task_seed + run.config.seed`` (``task_seed``: an integer >= 0). Lloyd's row i runs on the tasks of the model
-    of row i.
+    ``runs``: one setting (its seeds; all of one d, k); ``tasks`` evaluation tasks per seed with ``n`` points each
+    (default: the training n), initial centers from ``init`` ("random", "gonzalez", "kmeans++"), drawn from the
+    training distribution or under a ``shift`` of :data:`SHIFTS`, with seed ``task_seed + run.config.seed``.
     """
     runs = list(runs)
     if not runs:
@@ -130,30 +111,28 @@ def evaluate(
     modes = [check_choice("modes", m, MODES) for m in modes]
     out = {m: [] for m in [*modes, "lloyd"]}
     for r in runs:
-        c = r.config
-        X, C0 = _tasks(c, tasks, c.n if n is None else check_int("n", n, c.k), init, shift, task_seed + c.seed)
+        X, C0 = _tasks(r.config, tasks, task_seed + r.config.seed, n, init, shift)
         for m in modes:
             out[m].append(mean_log(model_objectives(r.model, X, C0, steps, mode=m)))
         out["lloyd"].append(mean_log(lloyd_objectives(X, C0, steps)))
     return {m: np.array(v) for m, v in out.items()}
 
 
-def gap(curves: dict, step: int, mode: str = "reembed") -> np.ndarray:
-    """Per seed, the model's mean log objective minus Lloyd's at ``step`` (shape (seeds,)); below 0 the
-    model is ahead. A diverged seed gives +inf."""
-    a, b = curves[mode][:, step], curves["lloyd"][:, step]
+def gap(curves: dict, step: int) -> np.ndarray:
+    """Per seed, the re-embedded model's mean log objective minus Lloyd's at ``step`` (shape (seeds,)); below 0 the
+    model is ahead (-0.05: about 5% lower). A diverged seed gives +inf."""
+    a, b = curves["reembed"][:, step], curves["lloyd"][:, step]
     with np.errstate(invalid="ignore"):
         return np.where(np.isposinf(a), math.inf, a - b)
 
 
-def mean_gap(curves: dict, start: int = 1, end: int | None = None, mode: str = "reembed") -> np.ndarray:
-    """Per seed, the mean over steps ``start..end`` (inclusive; default: 1 to the last) of :func:`gap`,
-    shape (seeds,): how far the model is ahead of Lloyd's over those steps (below 0: ahead). The
-    chapter's reading of "beats Lloyd's over T steps" is this mean over steps 1..T below 0."""
-    a = curves[mode]
-    end = a.shape[1] - 1 if end is None else check_int("end", end, 0, a.shape[1] - 1)
+def mean_gap(curves: dict, start: int = 1, end: int | None = None) -> np.ndarray:
+    """Per seed, the mean of :func:`gap` over steps ``start..end`` (inclusive; default: 1 to the last), shape
+    (seeds,). The chapter reads "beats Lloyd's over T steps" as this mean over steps 1..T below 0."""
+    last = curves["reembed"].shape[1] - 1
+    end = last if end is None else check_int("end", end, 0, last)
     start = check_int("start", start, 0, end)
-    return np.mean([gap(curves, t, mode) for t in range(start, end + 1)], axis=0)
+    return np.mean([gap(curves, t) for t in range(start, end + 1)], axis=0)
 
 
 def rise(curves: dict, mode: str, start: int, end: int) -> np.ndarray:
@@ -205,7 +184,7 @@ def data_rewrite(runs, tasks: int, task_seed: int) -> np.ndarray:
     rows of the point tokens"; with Theorem B.1's weights they stay X (0). +inf for a diverged run."""
     task_seed, out = check_int("task_seed", task_seed, 0), []
     for run in runs:
-        X, C0 = _tasks(run.config, tasks, run.config.n, "random", None, task_seed + run.config.seed)
+        X, C0 = _tasks(run.config, tasks, task_seed + run.config.seed)
         with torch.no_grad():
             Xbar = run.model.layer(*run.model.embed(X, C0))[0][..., : run.config.d]
         change = float(torch.linalg.norm(Xbar - X) / torch.linalg.norm(X))
@@ -214,12 +193,6 @@ def data_rewrite(runs, tasks: int, task_seed: int) -> np.ndarray:
 
 
 # ----------------------------------------------------------------------------------------- figures
-def _band(ax, curves, label, color, ls, steps):
-    q = seed_quartiles(curves)
-    ax.plot(steps, q[1], ls, color=color, label=label, lw=1.5)
-    ax.fill_between(steps, q[0], q[2], color=color, alpha=0.2, lw=0)
-
-
 def _style(label: str):
     """Colour and line style from a label 'EMB:LOSS ...' (Lloyd's: black, dotted)."""
     if label.startswith("Lloyd"):
@@ -228,7 +201,7 @@ def _style(label: str):
     return COLOR.get(emb, "C3"), DASH.get(rest.split(" ")[0], "-")
 
 
-def panels(grid, titles, suptitle: str, *, ylabel="mean log k-means objective", ylim=None, sharey="row", zero=False):
+def panels(grid, titles, suptitle: str, *, ylabel="mean log k-means objective", sharey="row", zero=False):
     """Small multiples of curves over steps, median over seeds with the inter-quartile range shaded.
 
     ``grid``: rows of panels, each panel a dict ``{label: curves (seeds, T + 1)}`` (labels 'OH:L2 ...'
@@ -237,23 +210,21 @@ def panels(grid, titles, suptitle: str, *, ylabel="mean log k-means objective", 
     ``zero`` draws a dotted line at 0 (Lloyd's level when the curves are gaps to it).
     """
     rows, cols = len(grid), max(len(r) for r in grid)
-    fig, axes = plt.subplots(
-        rows, cols, figsize=(2.6 * cols + 0.6, 2.3 * rows + 0.6), squeeze=False, sharex=True, sharey=sharey
-    )
+    size = (2.6 * cols + 0.6, 2.3 * rows + 0.6)
+    fig, axes = plt.subplots(rows, cols, figsize=size, squeeze=False, sharex=True, sharey=sharey)
     for i, row in enumerate(grid):
-        for j in range(cols):
+        for ax in axes[i, len(row) :]:
+            ax.set_visible(False)
+        for j, panel in enumerate(row):
             ax = axes[i, j]
-            if j >= len(row):
-                ax.set_visible(False)
-                continue
-            for label, curves in row[j].items():
+            for label, curves in panel.items():
                 color, ls = _style(label)
-                _band(ax, curves, label, color, ls, np.arange(curves.shape[1]))
+                q, steps = seed_quartiles(curves), np.arange(curves.shape[1])
+                ax.plot(steps, q[1], ls, color=color, label=label, lw=1.5)
+                ax.fill_between(steps, q[0], q[2], color=color, alpha=0.2, lw=0)
             if zero:
                 ax.axhline(0.0, color="k", ls=":", lw=1)
             ax.set_title(titles[i][j], fontsize=9)
-            if ylim is not None:
-                ax.set_ylim(*ylim)
             if i == rows - 1:
                 ax.set_xlabel("step t")
         axes[i, 0].set_ylabel(ylabel, fontsize=8)
@@ -263,7 +234,7 @@ def panels(grid, titles, suptitle: str, *, ylabel="mean log k-means objective", 
     plt.show()
 
 
-def gap_panels(grid, titles, suptitle: str, *, ylim=None):
+def gap_panels(grid, titles, suptitle: str):
     """:func:`panels` of per-seed gaps to Lloyd's (dicts ``{label: gaps (seeds, T + 1)}``, e.g.
     ``curves["reembed"] - curves["lloyd"]``): one y axis for all panels, Lloyd's level 0 dotted."""
-    panels(grid, titles, suptitle, ylabel="model minus Lloyd's, log objective", ylim=ylim, sharey=True, zero=True)
+    panels(grid, titles, suptitle, ylabel="model minus Lloyd's, log objective", sharey=True, zero=True)

@@ -1,23 +1,15 @@
-"""Keep the notebooks that nbval executed, so that one execution of each chapter serves both nbval and the book build.
+"""Keep the notebooks nbval executed, so that one execution of each chapter serves both nbval and the book build.
 
-``pytest --nbval-lax book/*.ipynb -p lloydbook.nbval_keep --nbval-keep-dir DIR`` runs every chapter under nbval
-(every code cell an item in pytest's report) and writes each executed notebook to ``DIR/<its path relative to the
-rootdir>``: the notebook as nbformat reads it (cells, metadata, cell ids), every code cell with the outputs nbval
-captured from the kernel (``IPyNbCell.test_outputs``) and a sequential ``execution_count``, and the kernel's
-``language_info`` (as nbclient records it; myst-nb picks the code lexer from it). ``scripts/stage_book.py`` then
-builds the book from these copies with execution off. So that nbval's execution is the one the book would make,
-the plugin has nbval's kernel execute with ``store_history=True``, as nbclient does (nbval's ``False`` keeps a
-trailing ``;`` from silencing a cell's result).
-
-A notebook is written only when every one of its code cells passed (a failed, skipped or deselected cell, a cell
-after a timeout, a failed kernel shutdown, or a notebook that could not be read all count against it). Any copy
-already at its target path is deleted when the notebook is collected, before any cell runs, so that a later build
-cannot take a partial or stale execution for a complete one. Writes are atomic (a temporary file, then ``os.replace``). Without ``--nbval-keep-dir`` the plugin
-does nothing.
-
-Under pytest-xdist (``-n 2 --dist loadfile``, as ``make test`` runs the chapters two at a time) each notebook runs
-whole in one worker, with its own kernel, and that worker writes it; the controller prints the summary. Any other
-``--dist`` would split a notebook's cells across kernels, so the plugin refuses it.
+``pytest --nbval-lax book/*.ipynb -p lloydbook.nbval_keep --nbval-keep-dir DIR`` writes each notebook whose code
+cells all passed (a failed, skipped or deselected cell, a failed kernel shutdown or an unreadable notebook count
+against it) to ``DIR/<its path relative to the rootdir>``, for ``scripts/stage_book.py``: the notebook as nbformat
+reads it, every code cell with the outputs nbval captured and a sequential ``execution_count``, and the kernel's
+``language_info`` (myst-nb picks the code lexer from it). The kernel executes with ``store_history=True``, as
+nbclient (the book build) does: with nbval's ``False``, IPython's displayhook reads the last *stored* cell to decide
+whether a trailing ``;`` silences a cell's result (it never does), and ``_``, ``Out`` and ``In`` stay empty. A copy
+already at the target is deleted when its notebook is collected, so that a partial or stale execution is never
+taken for a complete one; writes are atomic. Under pytest-xdist each notebook must run whole in one worker's kernel
+(``--dist loadfile``, as ``make test`` runs the chapters); any other ``--dist`` is refused.
 """
 
 from __future__ import annotations
@@ -51,6 +43,18 @@ def pytest_configure(config):
                 f"worker), got --dist {dist}"
             )
         config.pluginmanager.register(Keeper(config.rootpath, Path(config.option.nbval_keep_dir)), "nbval-keeper")
+
+
+def write_atomic(path: Path, text: str):
+    """Write ``text`` to ``path`` (making its folder) through a temporary file beside it and ``os.replace``."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        tmp.write_text(text, encoding="utf-8")
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
 
 
 def _output(out, count: int):
@@ -89,9 +93,7 @@ class Keeper:
         if kernel is not None:  # the first cell: the kernel is up and idle
             reply = kernel.kc.kernel_info(reply=True, timeout=30)  # nbval skips replies to other requests
             state["lang"] = reply["content"].get("language_info", {})
-            # nbval executes with store_history=False, so IPython's displayhook reads the last *stored* cell to
-            # decide whether a trailing ";" silences the result (it never does), and _, Out and In stay empty.
-            # Execute as nbclient (the book build) does.
+            # execute as nbclient (the book build) does, with store_history=True (see the module docstring)
             kernel.execute_cell_input = lambda source, allow_stdin=None: kernel.kc.execute(
                 source, store_history=True, allow_stdin=allow_stdin, stop_on_error=False
             )
@@ -141,12 +143,10 @@ class Keeper:
 
     def finish(self, node: IPyNbFile):
         state = self.notebooks.pop(node, None)
-        if state is None:
-            return
-        target = self.target(node)
         nb = getattr(node, "nb", None)  # None: nbval could not read it
-        n_code = None if nb is None else sum(c.cell_type == "code" for c in nb.cells)
-        if state["bad"] or n_code is None or sorted(state["cells"]) != list(range(n_code)):
+        if state is None or state["bad"] or nb is None:
+            return
+        if sorted(state["cells"]) != list(range(sum(c.cell_type == "code" for c in nb.cells))):
             return
         nb = copy.deepcopy(nb)
         if state.get("lang"):
@@ -159,12 +159,4 @@ class Keeper:
                 cell.execution_count = count
                 cell.outputs = [_output(out, count) for out in state["cells"][cell_num].test_outputs or []]
         nbformat.validate(nb)
-        target.parent.mkdir(parents=True, exist_ok=True)
-        tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")  # same folder: os.replace is atomic
-        try:
-            with open(tmp, "w", encoding="utf-8") as f:
-                nbformat.write(nb, f)
-            os.replace(tmp, target)
-        except BaseException:
-            tmp.unlink(missing_ok=True)
-            raise
+        write_atomic(self.target(node), nbformat.writes(nb) + "\n")  # as nbformat.write writes it

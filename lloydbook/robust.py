@@ -1,38 +1,20 @@
 """How robust the book's claims are to the random draw: every chapter under nbval at several seeds, one table.
 
-``python -m lloydbook.robust --seeds "0 1 2" --scale ci [--out _build/robust] [CHAPTER.ipynb ...]`` (``make robust
-SEEDS="0 1 2" SCALE=ci CHAPTERS=...``; every chapter of ``book/`` by default) runs, for each seed, the chapters
-under nbval as ``make test``'s step 4 does (``pytest --nbval-lax --nbval-current-env``, every cell a test, two
-chapters at a time, keeping the executed chapters with :mod:`lloydbook.nbval_keep`), with ``LLOYD_SEED=<seed>`` and
-``LLOYD_SCALE=<scale>``, into ``<out>/seed-<seed>/`` (``nbval.log``, the kept chapters, and ``cells.json``). A
-failing cell fails that cell alone: nbval runs the chapter's later cells in the same kernel, and the next chapter
-runs whatever happened.
-``cells.json`` is written by the pytest plugin :mod:`lloydbook.robust_cells` (``--robust-report FILE``): each
-cell's outcome and error, and the claims rows glued by the cells that passed, so a chapter with a failing cell
-(which nbval_keep does not keep) still shows its other rows. ``--no-run`` only reads those folders again.
+``python -m lloydbook.robust --seeds "0 1 2" --scale ci [--out _build/robust] [--no-run] [CHAPTER.ipynb ...]``
+(``make robust``; every ``book/*.ipynb`` by default) runs, for each seed, ``make test``'s nbval step
+(:func:`nbval_command`) with ``LLOYD_SEED=<seed>`` and ``LLOYD_SCALE=<scale>`` into ``<out>/seed-<seed>/``:
+``nbval.log``, the chapters :mod:`lloydbook.nbval_keep` kept, and ``cells.json`` (:mod:`lloydbook.robust_cells`:
+each cell's outcome, and the claims rows its passing cells glued, so that a chapter with a failing cell still shows
+its other rows). A failing cell fails that cell alone. ``--no-run`` only reads those folders again. It then writes
+``<out>/robust.md`` and ``<out>/robust.json``, one row per chapter and seed, with
 
-It then reads each chapter's rows (:func:`claims_rows`: the glue ``claims-<key>-rows`` that
-:func:`lloydbook.claims.table` writes, read back as the Scorecard reads it) and writes ``<out>/robust.md`` and
-``<out>/robust.json``: one row per chapter and seed, with
-
-- **failing**: each claim whose check failed (``claim 'id' failed its check``, and its cell), and the first other
-  cell that failed (its error; later failing cells of the chapter are counted, not named);
-- **changed**: each row whose verdict or kind (claim / open: an open row's verdict reads "open") differs from the
-  same row at the first seed given, as ``id: old -> new`` ("missing" where one side lacks the row; a row missing
-  because its claim failed is counted under failing alone);
+- **failing**: each claim whose check failed (and its cell), and the first other failing cell (its error; later
+  failing cells are counted, not named);
+- **changed**: each row whose verdict or kind (an open row's verdict reads "open") differs from the same row at the
+  first seed given, as ``id: old -> new`` ("missing" where one side lacks the row; a row missing because its claim
+  failed is counted under failing alone);
 - **thin margins**: each part of a decided row (a claim, not an open row) whose interval comes within 5% of its
   boundary (:func:`thin_parts`).
-
-The thin-margin rule, on the texts :mod:`lloydbook.claims.evidence` writes. An interval reads ``E, L% interval
-[lo, hi]``. Its boundaries: ``±tol`` when ``, tolerance tol`` follows (``within``); else 1 when ``E`` has no sign
-(``cheaper``'s ratio b / a); else 0 (``lower``'s difference b - a, ``below``'s threshold - median, ``above``'s
-median - threshold), or ``m`` when ``margin m`` follows in the same clause (``lower`` with a margin prints it after
-its interval). A boundary strictly inside (lo, hi) leaves the part undetermined, not
-decided: it is skipped. Otherwise the gap is the distance from the nearest boundary to the nearest end of the
-interval, and the part is thin when gap <= 0.05 (hi - lo); an end shown equal to a boundary is a gap of 0. An
-``all_of`` part quotes one cell (the first not holding, else the first), and only that cell is read. A threshold
-written ``v against > t`` (or ``>=``, ``<``, ``<=``, ``≥``, ``≤``) is thin when |v - t| <= 0.05 |t|. Thresholds that
-live only in a chapter's ``check=`` expression, not in the row's text, cannot be seen here.
 
 The exit status is 0 when the table has no failing claim or cell and no changed row, 1 otherwise (2: bad
 arguments). It is not part of ``make test``, which runs the chapters at seed 0.
@@ -43,17 +25,19 @@ from __future__ import annotations
 import argparse
 import ast
 import json
+import math
 import os
 import re
 import subprocess
 import sys
 from dataclasses import dataclass
+from itertools import takewhile
 from pathlib import Path
 
 import nbformat
 from myst_nb.ext.glue import extract_glue_data_cell
 
-from lloydlib.checks import check_int
+from lloydlib.checks import check_choice
 
 from .claims.registry import OPEN, Row
 from .claims.render import ClaimsTable, glue_keys
@@ -122,47 +106,41 @@ def rows_of_notebook(path) -> list[Row] | None:
 
 
 # ----------------------------------------------------------------------------------------- thin margins
-def _float(text: str) -> float:
-    return float(text.replace("+", "", 1) if text.startswith("+") else text)
-
-
-def _gap(lo: float, hi: float, boundaries) -> float | None:
-    """Distance from the nearest boundary to the interval [lo, hi]; None when a boundary is strictly inside."""
-    if any(lo < b < hi for b in boundaries):
-        return None
-    return min(min(abs(lo - b), abs(hi - b)) for b in boundaries)
-
-
 def thin_parts(text: str) -> list[str]:
-    """The thin parts of a row's text (its "Ours"), by the rule of the module docstring, each as
-    ``'[lo, hi] vs b'`` (``'v against > t'`` for a threshold)."""
+    """The thin parts of a row's text (its "Ours"), each as ``'[lo, hi] vs b'`` (``'v against > t'`` for a
+    threshold); a TypeError when ``text`` is not a str.
+
+    An interval, as :mod:`lloydbook.claims.evidence` writes it, reads ``E, L% interval [lo, hi]``. Its boundaries:
+    ``±tol`` when ``, tolerance tol`` follows (``within``); else 1 when ``E`` has no sign (``cheaper``'s ratio
+    b / a); else ``m`` when ``margin m`` follows in the same clause, or 0 (``lower``'s difference, ``below``'s and
+    ``above``'s distance to their threshold). A boundary strictly inside (lo, hi) leaves the part undetermined: it
+    is skipped. Otherwise the part is thin when the distance from the nearest boundary to the nearest end of the
+    interval is <= THIN (hi - lo) (an end shown equal to a boundary is 0). A threshold ``v against > t`` (or ``>=``,
+    ``<``, ``<=``, ``≥``, ``≤``) is thin when |v - t| <= THIN |t|. Thresholds that live only in a chapter's
+    ``check=`` expression, not in the row's text, cannot be seen here."""
     if not isinstance(text, str):
         raise TypeError(f"text must be a str (a row's 'ours'), got {type(text).__name__} {text!r}")
     found = []
     for m in _INTERVAL.finditer(text):
-        est, lo, hi = m["est"], _float(m["lo"]), _float(m["hi"])
-        if not all(map(_finite, (lo, hi))) or hi < lo:
+        lo, hi = float(m["lo"]), float(m["hi"])
+        if not (math.isfinite(lo) and math.isfinite(hi)) or hi < lo:
             continue
         tol, margin = _TOLERANCE.match(m["after"]), _MARGIN.search(m["after"])
         if tol:
-            bounds = (-abs(_float(tol["tol"])), abs(_float(tol["tol"])))
-        elif est[0] not in "+-":
+            bounds = (-abs(float(tol["tol"])), abs(float(tol["tol"])))
+        elif m["est"][0] not in "+-":
             bounds = (1.0,)
         else:
-            bounds = (_float(margin["m"]),) if margin else (0.0,)
-        gap = _gap(lo, hi, bounds)
-        if gap is not None and gap <= THIN * (hi - lo):
+            bounds = (float(margin["m"]) if margin else 0.0,)
+        undetermined = any(lo < b < hi for b in bounds)
+        if not undetermined and min(abs(end - b) for end in (lo, hi) for b in bounds) <= THIN * (hi - lo):
             vs = " and ".join(f"{b:g}" for b in bounds)
             found.append(f"[{m['lo']}, {m['hi']}] vs {vs}")
     for m in _THRESHOLD.finditer(text):
-        v, t = _float(m["v"]), _float(m["t"])
-        if _finite(v) and _finite(t) and abs(v - t) <= THIN * abs(t):
+        v, t = float(m["v"]), float(m["t"])
+        if math.isfinite(v) and math.isfinite(t) and abs(v - t) <= THIN * abs(t):
             found.append(f"{m['v']} against {m['op']} {m['t']}")
     return found
-
-
-def _finite(x: float) -> bool:
-    return x == x and abs(x) != float("inf")
 
 
 # ----------------------------------------------------------------------------------------- one chapter, one seed
@@ -177,7 +155,12 @@ class ChapterRun:
     rows: list[Row] | None
 
     def failed_claims(self) -> list[str]:
-        return [m["id"] for c in self.cells if c["outcome"] == "failed" for m in _CLAIM_FAILED.finditer(c["error"])]
+        return [i for c in self.cells for i in _failed_claims(c)]
+
+
+def _failed_claims(cell: dict) -> list[str]:
+    """The ids of the claims whose check failed in ``cell`` (none when it did not fail)."""
+    return [m["id"] for m in _CLAIM_FAILED.finditer(cell["error"])] if cell["outcome"] == "failed" else []
 
 
 def _cell_name(cell: dict) -> str:
@@ -192,12 +175,8 @@ def failures(run: ChapterRun) -> list[str]:
     """The failing claims and the first other failing cell of ``run`` (later ones counted), or that it never ran."""
     if not run.cells:
         return ["not run (no cell reported; see nbval.log)"]
-    out, other = [], []
-    for c in (c for c in run.cells if c["outcome"] == "failed"):
-        ids = [m["id"] for m in _CLAIM_FAILED.finditer(c["error"])]
-        out += [f"claim `{i}` ({_cell_name(c)})" for i in ids]
-        if not ids:
-            other.append(c)
+    out = [f"claim `{i}` ({_cell_name(c)})" for c in run.cells for i in _failed_claims(c)]
+    other = [c for c in run.cells if c["outcome"] == "failed" and not _failed_claims(c)]
     if other:
         later = f"; {len(other) - 1} later cells failed too" if len(other) > 1 else ""
         out.append(f"{_cell_name(other[0])} failed: {other[0]['error']}{later}")
@@ -217,42 +196,28 @@ def changes(base: ChapterRun, run: ChapterRun) -> list[str]:
     return out + [f"`{i}`: missing -> {v}" for i, v in new.items() if i not in old]
 
 
-def thin(run: ChapterRun) -> list[str]:
-    """The thin parts of ``run``'s decided rows (claims), as ``id: part``."""
-    return [f"`{r.id}`: {p}" for r in run.rows or [] if r.kind != OPEN for p in thin_parts(r.ours)]
-
-
-def _check_runs(runs) -> list[ChapterRun]:
+def table(runs, scale: str) -> dict:
+    """The robustness table of ``runs`` (every chapter at every seed; a chapter's first seed listed is its
+    baseline) as data: ``{"scale", "seeds", "baseline", "rows": [...], "failing", "changed", "thin", "ok"}``; a row's
+    ``"thin"`` holds the thin parts of its decided rows (claims), as ``id: part``."""
     runs = list(runs)
     if not runs or not all(isinstance(r, ChapterRun) for r in runs):
         raise TypeError(f"runs must be a non-empty list of ChapterRun, got {[type(r).__name__ for r in runs]}")
-    return runs
-
-
-def table(runs, scale: str) -> dict:
-    """The robustness table of ``runs`` (every chapter at every seed; a chapter's first seed listed is its
-    baseline) as data: ``{"scale", "seeds", "baseline", "rows": [...], "failing", "changed", "thin", "ok"}``."""
-    runs = _check_runs(runs)
-    if scale not in SCALE_NAMES:
-        raise ValueError(f"scale must be one of {list(SCALE_NAMES)}, got {scale!r}")
+    check_choice("scale", scale, SCALE_NAMES)
     seeds = list(dict.fromkeys(r.seed for r in runs))
-    base = {}
-    for r in runs:
-        base.setdefault(r.chapter, r)
-    rows = []
-    for r in runs:
-        n_open = sum(x.kind == OPEN for x in r.rows or [])
-        rows.append(
-            {
-                "chapter": r.chapter,
-                "seed": r.seed,
-                "rows": None if r.rows is None else len(r.rows),
-                "open": n_open,
-                "failing": failures(r),
-                "changed": changes(base[r.chapter], r),
-                "thin": thin(r),
-            }
-        )
+    base = {r.chapter: r for r in reversed(runs)}  # each chapter's first run
+    rows = [
+        {
+            "chapter": r.chapter,
+            "seed": r.seed,
+            "rows": None if r.rows is None else len(r.rows),
+            "open": sum(x.kind == OPEN for x in r.rows or []),
+            "failing": failures(r),
+            "changed": changes(base[r.chapter], r),
+            "thin": [f"`{x.id}`: {p}" for x in r.rows or [] if x.kind != OPEN for p in thin_parts(x.ours)],
+        }
+        for r in runs
+    ]
     count = {k: sum(len(x[k]) for x in rows) for k in ("failing", "changed", "thin")}
     ok = not (count["failing"] or count["changed"])
     return {"scale": scale, "seeds": seeds, "baseline": seeds[0], "rows": rows, **count, "ok": ok}
@@ -270,22 +235,19 @@ def markdown(data: dict) -> str:
         n = "-" if x["rows"] is None else f"{x['rows']} ({x['open']})"
         cells = (x["chapter"], str(x["seed"]), n, _cell(x["failing"]), _cell(x["changed"]), _cell(x["thin"]))
         lines.append("| " + " | ".join(cells) + " |")
-    return "\n".join(lines) + "\n\n" + summary(data) + "\n"
-
-
-def summary(data: dict) -> str:
     seeds = " ".join(map(str, data["seeds"]))
-    return (
+    summary = (
         f"LLOYD_SCALE={data['scale']}, seeds {seeds}: {data['failing']} failing, {data['changed']} changed "
         f"(against seed {data['baseline']}), {data['thin']} thin margins: {'OK' if data['ok'] else 'NOT OK'}"
     )
+    return "\n".join(lines) + "\n\n" + summary + "\n"
 
 
 # ----------------------------------------------------------------------------------------- running and reading
-def nbval_command(chapters, keep_dir: Path, report: Path, python: str = sys.executable, workers: int = 2) -> list[str]:
-    """``make test``'s step 4 (nbval over the chapters, ``workers`` at a time, keeping them in ``keep_dir``; run it
-    with one torch thread, as :func:`run_seed` does), recording to ``report``."""
-    cmd = [python, "-m", "pytest", "-n", str(check_int("workers", workers, 1)), "--dist", "loadfile"]
+def nbval_command(chapters, keep_dir: Path, report: Path) -> list[str]:
+    """``make test``'s nbval step over ``chapters`` (two at a time, keeping them in ``keep_dir``; run it with one
+    torch thread, as :func:`run_seed` does), recording each cell to ``report``."""
+    cmd = [sys.executable, "-m", "pytest", "-n", "2", "--dist", "loadfile"]
     cmd += ["--nbval-lax", "--nbval-current-env", "--nbval-cell-timeout=1800"]
     cmd += ["-p", "lloydbook.nbval_keep", "--nbval-keep-dir", str(keep_dir), "-p", "lloydbook.robust_cells"]
     return cmd + ["--robust-report", str(report), "-p", "no:cacheprovider", *map(str, chapters)]
@@ -303,9 +265,7 @@ def run_seed(seed: int, scale: str, chapters: list[str], folder: Path) -> int:
         rc = subprocess.run(cmd, cwd=ROOT, env=env, stdout=f, stderr=subprocess.STDOUT).returncode
     text = log.read_text(encoding="utf-8", errors="replace")
     section = text.split("chapters (nbval, lloydbook.nbval_keep)", 1)[-1].splitlines()[1:]
-    for line in section:
-        if line.startswith("="):
-            break
+    for line in takewhile(lambda line: not line.startswith("="), section):  # nbval_keep's summary
         if line.strip():
             print(f"   {line}", flush=True)
     return rc
@@ -355,8 +315,7 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     try:
         seeds, chapters = _seeds(args.seeds.replace(",", " ").split()), _chapters(args.chapters)
-        if args.scale not in SCALE_NAMES:
-            raise ValueError(f"scale must be one of {list(SCALE_NAMES)}, got {args.scale!r}")
+        check_choice("scale", args.scale, SCALE_NAMES)
     except ValueError as e:
         parser.error(str(e))
     out = Path(args.out).resolve()

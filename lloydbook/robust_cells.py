@@ -3,22 +3,21 @@
 ``"cells"``, each code cell nbval ran (``{"cell": nbval's code-cell number, "outcome": "passed" | "failed" |
 "skipped", "line": its first line, "error": the kernel's "ename: evalue" in one line, or what nbval raised}``; a
 notebook that could not be collected is one entry with ``"cell": None``), and ``"glue"``, the outputs of the cells
-that passed that glue the chapter's claims rows (:func:`lloydbook.robust.rows_outputs`). So a chapter with a failing
-cell, which :mod:`lloydbook.nbval_keep` does not keep, still shows the rows its other cells recorded. Without
-``--robust-report`` the plugin does nothing. Under pytest-xdist (``-n 2 --dist loadfile``) each worker writes its
-chapters to ``FILE.<worker id>`` and the controller, which records the collection errors, merges them into FILE.
+that passed that glue the chapter's claims rows (:func:`lloydbook.robust.rows_outputs`). Under pytest-xdist each
+worker writes its chapters to ``FILE.<worker id>`` and the controller, which records the collection errors, merges
+them into FILE.
 """
 
 from __future__ import annotations
 
 import glob
 import json
-import os
 import re
 from pathlib import Path
 
 import pytest
 
+from .nbval_keep import write_atomic
 from .robust import rows_outputs
 
 _ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
@@ -43,8 +42,8 @@ def pytest_configure(config):
     if config.option.robust_report:
         worker = getattr(config, "workerinput", {}).get("workerid")  # an xdist worker's id, else None
         controller = worker is None and bool(getattr(config.option, "numprocesses", None))
-        config.pluginmanager.register(CellRecorder(Path(config.option.robust_report), worker, controller),
-                                      "robust-recorder")  # fmt: skip
+        recorder = CellRecorder(Path(config.option.robust_report), worker, controller)
+        config.pluginmanager.register(recorder, "robust-recorder")
 
 
 def _error(item, call, report) -> str:
@@ -77,10 +76,8 @@ class CellRecorder:
 
     def pytest_collectreport(self, report):
         if self.worker is None and report.failed and report.nodeid.endswith(".ipynb"):
-            error = _one_line(report.longreprtext)
-            self._chapter(report.nodeid)["cells"].append(
-                {"cell": None, "outcome": "failed", "line": "", "error": error}
-            )
+            entry = {"cell": None, "outcome": "failed", "line": "", "error": _one_line(report.longreprtext)}
+            self._chapter(report.nodeid)["cells"].append(entry)
 
     @pytest.hookimpl(wrapper=True)
     def pytest_runtest_makereport(self, item, call):
@@ -105,7 +102,4 @@ class CellRecorder:
                     mine["cells"] += chapter["cells"]
                     mine["glue"] += chapter["glue"]
                 part.unlink()
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-        tmp.write_text(json.dumps({"chapters": self.chapters}, ensure_ascii=False, default=str), encoding="utf-8")
-        os.replace(tmp, path)
+        write_atomic(path, json.dumps({"chapters": self.chapters}, ensure_ascii=False, default=str))

@@ -3,8 +3,8 @@
 Runs the chapter's Table 1 measurement (the reference form, ``lloydbook.scales`` settings of ``--scale``,
 CPU time, one torch thread) ``--repeats`` times, each a fresh ``lloydlib.bench.grid`` call on inputs drawn
 from its own seed, and writes each result as ``seed-NN.json`` (the ``bench table1`` format) into
-``--out``. ``lloydbook.leanness.at_edge`` reads them: a cell whose repeated medians fall on both sides of
-an edge of its band is one no single build decides.
+``--out``. ``lloydbook.leanness.cpu_repeats`` reads them and ``build_drift`` says how far a cell's median
+speed-up moves from one build to the next, which one build's interval does not cover.
 
     OMP_NUM_THREADS=1 python scripts/record_table1_repeats.py --scale ci --repeats 20 \
         --out results/table1_cpu_repeats

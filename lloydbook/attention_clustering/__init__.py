@@ -5,86 +5,11 @@ tallies or displays them: :mod:`.summaries` (Monte Carlo check list, summaries o
 compared with Lloyd's algorithm), :mod:`.tables` and :mod:`.figures`.
 """
 
-from .figures import (
-    plot_clouds,
-    plot_comparison,
-    plot_in_context,
-    plot_noise_floor,
-    plot_penalty_scan,
-    plot_plugin_excess,
-    plot_population_pgd,
-    plot_rotation,
-    plot_sgd,
-    plot_three_heads,
-)
-from .summaries import (
-    SEED_PLATEAU,
-    MonteCarloChecks,
-    a_of,
-    comparison_maps,
-    comparison_numbers,
-    direction_distance,
-    final,
-    fitted_rate,
-    gather,
-    in_context_cell,
-    pct,
-    plateau_level,
-    plugin_excess,
-    positive,
-    setting,
-    success,
-    success_at,
-    yes,
-)
-from .tables import (
-    closed_form_table,
-    comparison_table,
-    in_context_table,
-    penalty_table,
-    pgd_table,
-    plateau_table,
-    sgd_table,
-    three_heads_table,
-    update_table,
-)
+from .figures import *  # noqa: F403
+from .figures import __all__ as _figures
+from .summaries import *  # noqa: F403
+from .summaries import __all__ as _summaries
+from .tables import *  # noqa: F403
+from .tables import __all__ as _tables
 
-__all__ = [
-    "SEED_PLATEAU",
-    "MonteCarloChecks",
-    "a_of",
-    "comparison_maps",
-    "comparison_numbers",
-    "direction_distance",
-    "final",
-    "fitted_rate",
-    "gather",
-    "in_context_cell",
-    "pct",
-    "plateau_level",
-    "plugin_excess",
-    "positive",
-    "setting",
-    "success",
-    "success_at",
-    "yes",
-    "closed_form_table",
-    "comparison_table",
-    "in_context_table",
-    "penalty_table",
-    "pgd_table",
-    "plateau_table",
-    "sgd_table",
-    "three_heads_table",
-    "update_table",
-    "plot_clouds",
-    "plot_comparison",
-    "plot_in_context",
-    "plot_noise_floor",
-    "plot_penalty_scan",
-    "plot_plugin_excess",
-    "plot_population_pgd",
-    "plot_rotation",
-    "plot_sgd",
-    "plot_three_heads",
-]
+__all__ = [*_summaries, *_tables, *_figures]

@@ -11,7 +11,7 @@ import torch
 
 from lloydlib import attention_clustering as ac
 
-from .summaries import SEED_PLATEAU, setting
+from .summaries import SEED_PLATEAU, _setting
 
 __all__ = [
     "plot_in_context",
@@ -27,45 +27,47 @@ __all__ = [
 ]
 
 
+def _show(fig, legend_ax=None, suptitle: str | None = None, **legend) -> None:
+    """Lay out and show ``fig``, with a small legend on ``legend_ax`` and a ``suptitle`` when given."""
+    if legend_ax is not None:
+        legend_ax.legend(fontsize=7, **legend)
+    if suptitle:
+        fig.suptitle(suptitle, fontsize=10)
+    fig.tight_layout()
+    plt.show()
+
+
+def _style(ax, title: str, **props) -> None:
+    """Set ``props`` on ``ax`` (scales, labels, limits: ``Axes.set``) and a small ``title``."""
+    ax.set(**props)
+    ax.set_title(title, fontsize=9)
+
+
 def plot_in_context(grid: dict, P, ident, orac) -> None:
     """Risk / sigma^2 d against L, one panel per (sigma, d): exact curves, Monte Carlo dots, baselines."""
     S = ac.symbols()
-    fig, axes = plt.subplots(
-        len(P.ic_sigma), len(P.ic_d), figsize=(3.6 * len(P.ic_d), 3.0 * len(P.ic_sigma)), sharex=True, squeeze=False
-    )
+    n_rows, n_cols = len(P.ic_sigma), len(P.ic_d)
+    fig, axes = plt.subplots(n_rows, n_cols, figsize=(3.6 * n_cols, 3.0 * n_rows), sharex=True, squeeze=False)
     Ls = np.unique(np.round(np.logspace(np.log10(4), np.log10(max(P.ic_L) * 2), 60)))
     for i, sigma in enumerate(P.ic_sigma):
         for j, d in enumerate(P.ic_d):
             ax, ref = axes[i, j], sigma**2 * d
+            mc = {k: np.array([grid[d, sigma, L][0][k] for L in P.ic_L]) / ref for k in ("ident", "oracle", "pca")}
             for key, cf, col, lab in (("ident", ident, "C0", "identity QKV"), ("oracle", orac, "C1", "oracle heads")):
                 f = sp.lambdify(S.L, cf.risk_L_opt.subs({S.d: d, S.sigma: sigma}) / ref)
                 ax.plot(Ls, [f(float(L)) for L in Ls], color=col, label=f"{lab} (exact)")
                 ax.axhline(ac.numeric(cf.ratio_inf, d=d, sigma=sigma), color=col, ls=":", lw=1)
-                pts = [(L, grid[d, sigma, L][0][key]) for L in P.ic_L]
-                ax.errorbar(
-                    [p[0] for p in pts],
-                    [p[1][0] / ref for p in pts],
-                    yerr=[2 * p[1][1] / ref for p in pts],
-                    fmt="o",
-                    color=col,
-                    ms=4,
-                )
-            pca = [grid[d, sigma, L][0]["pca"][0] / ref for L in P.ic_L]
-            ax.plot(P.ic_L, pca, "s--", color="C2", ms=4, label="PCA (MC)")
+                ax.errorbar(P.ic_L, mc[key][:, 0], yerr=2 * mc[key][:, 1], fmt="o", color=col, ms=4)
+            ax.plot(P.ic_L, mc["pca"][:, 0], "s--", color="C2", ms=4, label="PCA (MC)")
             ax.axhline(ac.nearest_centroid_risk(d, sigma) / ref, color="C3", ls="--", lw=1, label="nearest centroid")
             ax.axhline(1.0, color="k", lw=1, label="$T^*$")
-            ax.set_xscale("log")
-            ax.set_title(f"d={d}, σ={sigma}", fontsize=9)
+            _style(ax, f"d={d}, σ={sigma}", xscale="log")
             if j == 0:
                 ax.set_ylabel("risk / $\\sigma^2 d$")
-            if i == len(P.ic_sigma) - 1:
+            if i == n_rows - 1:
                 ax.set_xlabel("prompt length L")
-    axes[0, 0].legend(fontsize=7)
-    fig.suptitle(
-        "In-context risks relative to the optimal quantizer (dots: Monte Carlo ± 2 s.e.; dotted: L = ∞)", fontsize=10
-    )
-    fig.tight_layout()
-    plt.show()
+    title = "In-context risks relative to the optimal quantizer (dots: Monte Carlo ± 2 s.e.; dotted: L = ∞)"
+    _show(fig, axes[0, 0], title)
 
 
 def plot_plugin_excess(excess: dict, bound: float) -> None:
@@ -82,14 +84,10 @@ def plot_plugin_excess(excess: dict, bound: float) -> None:
     top = max(-v[0] for v in excess.values())
     ax.plot(Ls, [top * Ls[0] / L for L in Ls], "k:", lw=1, label="∝ 1/L")
     ax.hlines(bound, Ls[-1] / 3, Ls[-1] * 1.3, color="k", ls="--", lw=1, label=f"bound at L={Ls[-1]}")
-    ax.set_xscale("log")
-    ax.set_yscale("log")
-    ax.set_xlabel("prompt length L")
-    ax.set_ylabel("$(R_L(c^*_L) - R(\\hat c))\\,/\\,R_L(c^*_L)$")
-    ax.set_title("Plug-in scale against the best fixed scale (Monte Carlo ± 2 s.e., paired)", fontsize=9)
-    ax.legend(fontsize=7, ncol=2)
-    fig.tight_layout()
-    plt.show()
+    title = "Plug-in scale against the best fixed scale (Monte Carlo ± 2 s.e., paired)"
+    ylabel = "$(R_L(c^*_L) - R(\\hat c))\\,/\\,R_L(c^*_L)$"
+    _style(ax, title, xscale="log", yscale="log", xlabel="prompt length L", ylabel=ylabel)
+    _show(fig, ax, ncol=2)
 
 
 def plot_population_pgd(pop: dict, rate: dict, P) -> None:
@@ -99,23 +97,14 @@ def plot_population_pgd(pop: dict, rate: dict, P) -> None:
         for form, col in zip(ac.FORMS, ("C0", "C1")):
             for init, ls in (("manifold", "-"), ("sphere", "--")):
                 res = pop[sigma, form, init]
-                ax.plot(
-                    res.steps,
-                    res.distance.median(0).values.clamp_min(1e-17),
-                    ls,
-                    color=col,
-                    label=f"{form}, init on {init}",
-                )
+                dist = res.distance.median(0).values.clamp_min(1e-17)
+                ax.plot(res.steps, dist, ls, color=col, label=f"{form}, init on {init}")
             t = np.arange(0, P.pgd_steps)
             ax.plot(t, 1.0 * rate[form, sigma] ** t, ":", color=col, lw=1)
-        ax.set_yscale("log")
-        ax.set_ylim(1e-17, 10)
-        ax.set_title(f"σ = {sigma}: exact population PGD (dotted: predicted rate)", fontsize=9)
-        ax.set_xlabel("iteration")
+        title = f"σ = {sigma}: exact population PGD (dotted: predicted rate)"
+        _style(ax, title, yscale="log", ylim=(1e-17, 10), xlabel="iteration")
     axes[0].set_ylabel("distance to centroids")
-    axes[0].legend(fontsize=7)
-    fig.tight_layout()
-    plt.show()
+    _show(fig, axes[0])
 
 
 def plot_sgd(sgd: dict, settings, P) -> None:
@@ -127,19 +116,15 @@ def plot_sgd(sgd: dict, settings, P) -> None:
             for (init, pen), col in zip(settings, ("C0", "C1", "C2")):
                 res = sgd[sigma, form, init, pen]
                 lo, med, hi = (res.distance.quantile(p, dim=0) for p in (0.25, 0.5, 0.75))
-                ax.plot(res.steps, med, color=col, label="init on " + setting(init, pen))
+                ax.plot(res.steps, med, color=col, label="init on " + _setting(init, pen))
                 ax.fill_between(res.steps, lo, hi, color=col, alpha=0.2)
             ax.axhline(SEED_PLATEAU[sigma], color="k", ls=":", label="seed summary's value")
-            ax.set_yscale("log")
-            ax.set_title(f"{form}, σ = {sigma}", fontsize=9)
+            _style(ax, f"{form}, σ = {sigma}", yscale="log")
             if i == 1:
                 ax.set_xlabel("iteration")
             if j == 0:
                 ax.set_ylabel("distance to centroids")
-    axes[0, 0].legend(fontsize=7)
-    fig.suptitle("Stochastic PGD on prompts (median and quartiles over runs)", fontsize=10)
-    fig.tight_layout()
-    plt.show()
+    _show(fig, axes[0, 0], "Stochastic PGD on prompts (median and quartiles over runs)")
 
 
 def plot_noise_floor(floor: dict, P) -> None:
@@ -149,32 +134,25 @@ def plot_noise_floor(floor: dict, P) -> None:
         ax.plot(P.lr_scan, [floor[form, sigma, lr] for lr in P.lr_scan], "o-", color=col, label=f"{form}, σ={sigma}")
     for v in SEED_PLATEAU.values():
         ax.axhline(v, color="k", ls=":", lw=1)
-    ax.set_xscale("log")
-    ax.set_yscale("log")
-    ax.set_xlabel("step size η")
-    ax.set_ylabel("plateau (median distance, last third)")
-    ax.set_title(f"The plateau is a noise floor (batch {P.sgd_batch}; dotted: seed's values)", fontsize=9)
-    ax.legend(fontsize=7)
-    fig.tight_layout()
-    plt.show()
+    title = f"The plateau is a noise floor (batch {P.sgd_batch}; dotted: seed's values)"
+    _style(ax, title, xscale="log", yscale="log", xlabel="step size η", ylabel="plateau (median distance, last third)")
+    _show(fig, ax)
 
 
 def plot_rotation(curves: dict, phis: torch.Tensor, P, sigma: float) -> None:
     """R(phi) - R(0) along in-plane rotations of the heads, scaled to max 1 (R1, flat, unscaled)."""
     fig, ax = plt.subplots(figsize=(6, 3.4))
     for (form, c_rel), col in zip(curves, ("C0", "C1", "C3")):
-        mean = np.array([v[0] for v in curves[form, c_rel]])
-        se = np.array([v[1] for v in curves[form, c_rel]])
-        scale = abs(mean).max() if abs(mean).max() > 1e-12 else 1.0
-        ax.plot(phis, mean / scale, color=col, label=f"{form}, c = {c_rel}/a (max |ΔR| = {abs(mean).max():.1e})")
+        mean, se = np.array(curves[form, c_rel]).T
+        top = abs(mean).max()
+        scale = top if top > 1e-12 else 1.0
+        ax.plot(phis, mean / scale, color=col, label=f"{form}, c = {c_rel}/a (max |ΔR| = {top:.1e})")
         ax.fill_between(phis, (mean - 2 * se) / scale, (mean + 2 * se) / scale, color=col, alpha=0.2)
-    ax.set_xlabel("rotation φ of the heads within the centroid plane")
-    ax.set_ylabel("R(φ) - R(0), scaled to max 1 (R1: unscaled)")
     ax.set_xticks([0, math.pi / 8, math.pi / 4, 3 * math.pi / 8, math.pi / 2], ["0", "π/8", "π/4", "3π/8", "π/2"])
-    ax.legend(fontsize=7)
-    ax.set_title(f"Finite-L risk along in-plane rotations (L={P.L_train}, d={P.d_train}, σ={sigma})", fontsize=9)
-    fig.tight_layout()
-    plt.show()
+    title = f"Finite-L risk along in-plane rotations (L={P.L_train}, d={P.d_train}, σ={sigma})"
+    xlabel = "rotation φ of the heads within the centroid plane"
+    _style(ax, title, xlabel=xlabel, ylabel="R(φ) - R(0), scaled to max 1 (R1: unscaled)")
+    _show(fig, ax)
 
 
 def plot_penalty_scan(scan: dict, P) -> None:
@@ -183,12 +161,9 @@ def plot_penalty_scan(scan: dict, P) -> None:
     for (pen, r), col in zip(scan.items(), ("C0", "C1", "C2", "C3", "C4", "C5", "C6")):
         ax.plot(r.steps, (r.distance < 0.1).double().mean(0), color=col, label=f"γ = {pen}")
     ax.axvline(P.reg_check_step, color="k", ls=":", lw=1)
-    ax.set_xlabel("iteration")
-    ax.set_ylabel("fraction of runs within 0.1")
-    ax.set_title(f"R2 from the sphere, σ = 0.3, {P.reg_runs} runs per γ", fontsize=9)
-    ax.legend(fontsize=7)
-    fig.tight_layout()
-    plt.show()
+    title = f"R2 from the sphere, σ = 0.3, {P.reg_runs} runs per γ"
+    _style(ax, title, xlabel="iteration", ylabel="fraction of runs within 0.1")
+    _show(fig, ax)
 
 
 def plot_clouds(outs: dict, cloud, mu3: torch.Tensor) -> dict:
@@ -203,40 +178,29 @@ def plot_clouds(outs: dict, cloud, mu3: torch.Tensor) -> dict:
             ax.scatter(Y[:400][sel] @ u, Y[:400][sel] @ e3, s=6, color=col, alpha=0.6)
         ax.scatter(mu3 @ u, mu3 @ e3, marker="x", color="k", s=60)
         spread[name] = float((Y @ e3).std())
-        ax.set_title(f"{name}\nspread off the plane {spread[name]:.3f}", fontsize=9)
-        ax.set_xlabel("along (μ1 − μ2)/√2")
+        _style(ax, f"{name}\nspread off the plane {spread[name]:.3f}", xlabel="along (μ1 − μ2)/√2")
     axes[0].set_ylabel("along the normal e3")
-    fig.tight_layout()
-    plt.show()
+    _show(fig)
     return spread
 
 
 def plot_three_heads(three: dict) -> None:
+    """The median distance to the three centroids along stochastic PGD, per (form, init, penalty)."""
     fig, ax = plt.subplots(figsize=(6, 3.2))
     for (key, r), col in zip(three.items(), ("C0", "C1", "C2", "C3")):
-        ax.plot(r.steps, r.distance.median(0).values, color=col, label=f"{key[0]}, " + setting(key[1], key[2]))
-    ax.set_yscale("log")
-    ax.set_xlabel("iteration")
-    ax.set_ylabel("distance to the 3 centroids")
-    ax.legend(fontsize=7)
-    ax.set_title("Three heads, three centroids (median over runs)", fontsize=9)
-    fig.tight_layout()
-    plt.show()
+        ax.plot(r.steps, r.distance.median(0).values, color=col, label=f"{key[0]}, " + _setting(key[1], key[2]))
+    title = "Three heads, three centroids (median over runs)"
+    _style(ax, title, yscale="log", xlabel="iteration", ylabel="distance to the 3 centroids")
+    _show(fig, ax)
 
 
 def plot_comparison(res_cmp: dict, show, P, L_hi) -> None:
     """Both risks against sigma at L = ``L_hi`` for the maps in ``show``."""
     fig, axes = plt.subplots(1, 2, figsize=(11, 3.6))
-    titles = ((axes[0], 0, "reconstruction risk (the paper's)"), (axes[1], 1, "denoising risk E|f(x) − μ_Z|²"))
-    for ax, idx, title in titles:
+    titles = ("reconstruction risk (the paper's)", "denoising risk E|f(x) − μ_Z|²")
+    for idx, (ax, title) in enumerate(zip(axes, titles)):
         for n, col, mk in zip(show, ("C0", "C2", "C3", "C4", "C5", "C7"), "os^Dvx"):
-            ax.plot(
-                P.cmp_sigma, [res_cmp[s, L_hi, n][idx] for s in P.cmp_sigma], "-", marker=mk, ms=5, color=col, label=n
-            )
-        ax.set_xlabel("σ")
-        ax.set_ylabel("÷ σ²d")
-        ax.set_yscale("log")
-        ax.set_title(f"{title}, L = {L_hi}", fontsize=9)
-    axes[1].legend(fontsize=7, loc="center left", bbox_to_anchor=(1.02, 0.5))
-    fig.tight_layout()
-    plt.show()
+            risks = [res_cmp[s, L_hi, n][idx] for s in P.cmp_sigma]
+            ax.plot(P.cmp_sigma, risks, "-", marker=mk, ms=5, color=col, label=n)
+        _style(ax, f"{title}, L = {L_hi}", xlabel="σ", ylabel="÷ σ²d", yscale="log")
+    _show(fig, axes[1], loc="center left", bbox_to_anchor=(1.02, 0.5))

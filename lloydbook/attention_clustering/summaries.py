@@ -30,8 +30,6 @@ __all__ = [
     "direction_distance",
     "yes",
     "pct",
-    "setting",
-    "gather",
     "comparison_maps",
     "comparison_numbers",
 ]
@@ -85,10 +83,7 @@ def in_context_cell(m, d, sigma, L, ident, orac):
         "tstar": ac.optimal_quantizer(m.mu, m.Z),
     }
     r = {k: ac.mean_and_se(ac.reconstruction_error(m.X, v)) for k, v in out.items()}
-    ex = {
-        "ident": ac.numeric(ident.risk_L_opt, d=d, sigma=sigma, L=L),
-        "oracle": ac.numeric(orac.risk_L_opt, d=d, sigma=sigma, L=L),
-    }
+    ex = {k: ac.numeric(cf.risk_L_opt, d=d, sigma=sigma, L=L) for k, cf in (("ident", ident), ("oracle", orac))}
     return r, ex
 
 
@@ -113,21 +108,21 @@ def final(res) -> torch.Tensor:
     return res.distance[:, -1]
 
 
-def plateau_level(res, tail: float = 1 / 3) -> float:
-    """A run set's plateau: the median distance over its runs and over the records in the last ``tail`` of
-    its iterations (a level over iterations, less noisy than the final distances alone)."""
-    last = float(res.steps[-1])
-    return float(res.distance[:, res.steps >= (1 - tail) * last].median())
+def plateau_level(res) -> float:
+    """A run set's plateau: the median distance over its runs and over the records in the last third of its
+    iterations (a level over iterations, less noisy than the final distances alone)."""
+    start = (1 - 1 / 3) * float(res.steps[-1])  # not 2 / 3: a float that differs in its last digit
+    return float(res.distance[:, res.steps >= start].median())
 
 
-def success(res, tol: float = 0.1) -> float:
-    """The fraction of runs that end within ``tol`` of the centroids."""
-    return float((final(res) < tol).double().mean())
+def success_at(res, i: int) -> float:
+    """The fraction of runs within 0.1 of the centroids at record ``i``."""
+    return float((res.distance[:, i] < 0.1).double().mean())
 
 
-def success_at(res, i: int, tol: float = 0.1) -> float:
-    """The fraction of runs within ``tol`` of the centroids at record ``i``."""
-    return float((res.distance[:, i] < tol).double().mean())
+def success(res) -> float:
+    """The fraction of runs that end within 0.1 of the centroids."""
+    return success_at(res, -1)
 
 
 def fitted_rate(res) -> float:
@@ -150,12 +145,12 @@ def pct(x: float) -> str:
     return f"{x:.0%}"
 
 
-def setting(init, pen) -> str:
+def _setting(init, pen) -> str:
     """A training setting as text: the initialisation, and the penalty weight when there is one."""
     return f"{init}" + (f", γ={pen}" if pen else "")
 
 
-def gather(C: torch.Tensor, idx: torch.Tensor) -> torch.Tensor:
+def _gather(C: torch.Tensor, idx: torch.Tensor) -> torch.Tensor:
     """Each token's image: the row idx (batch, n) of its prompt's centers C (batch, k, d) -> (batch, n, d)."""
     return torch.gather(C, 1, idx[..., None].expand(-1, -1, C.shape[2]))
 
@@ -165,7 +160,7 @@ def _bn_map(T_bn, codes, X, C0):
     d = X.shape[2]
     Xbar1, Cbar1 = T_bn.layer(*T_bn.embed(X, C0))
     idx = ((Xbar1[..., d:, None] - codes.T[None, None]) ** 2).sum(2).argmin(-1)  # the code each point carries
-    return gather(Cbar1[..., :d], idx), Cbar1[..., :d]
+    return _gather(Cbar1[..., :d], idx), Cbar1[..., :d]
 
 
 def comparison_maps(m, sigma, L, ident, T_bn, codes, lloyd_steps: int, seed: int):
@@ -177,30 +172,28 @@ def comparison_maps(m, sigma, L, ident, T_bn, codes, lloyd_steps: int, seed: int
     the two centers after ``lloyd_steps`` steps from farthest-first).
     """
     d = m.X.shape[2]
-    maps = {
-        "identity QKV, c_L (knows σ)": ac.identity_layer(
-            m.X, ac.numeric(ident.unbiased_scale_L, d=d, sigma=sigma, L=L)
-        ),
-        "identity QKV, c*_L (knows σ)": ac.identity_layer(m.X, ac.numeric(ident.scale_L, d=d, sigma=sigma, L=L)),
-        "identity QKV, c = 1/λmax(M̂)": ac.identity_layer(m.X, ac.adaptive_scale(m.X)),
+    scales = {
+        "c_L (knows σ)": ac.numeric(ident.unbiased_scale_L, d=d, sigma=sigma, L=L),
+        "c*_L (knows σ)": ac.numeric(ident.scale_L, d=d, sigma=sigma, L=L),
+        "c = 1/λmax(M̂)": ac.adaptive_scale(m.X),
     }
+    maps = {f"identity QKV, {name}": ac.identity_layer(m.X, c) for name, c in scales.items()}
     stats = {"same_cluster": {}, "bn_gap": 0.0}
     for init, tag in (("kmeans++", "k-means++"), ("gonzalez", "farthest-first")):
         C0 = init_centers(m.X, 2, init, seed=seed)
         near = ((C0[:, :, None, :] - m.mu[:, None]) ** 2).sum(-1).argmin(-1)  # nearest true centroid
         stats["same_cluster"][init] = float((near[:, 0] == near[:, 1]).double().mean())
         C1 = lloyd_step(m.X, C0)
-        maps[f"Lloyd, 1 step, {tag} init"] = gather(C1, assign(m.X, C0))
+        Y1 = maps[f"Lloyd, 1 step, {tag} init"] = _gather(C1, assign(m.X, C0))
         Y_bn, C_bn = _bn_map(T_bn, codes, m.X, C0)
-        gap = max(float((C_bn - C1).abs().max()), float((Y_bn - maps[f"Lloyd, 1 step, {tag} init"]).abs().max()))
-        stats["bn_gap"] = max(stats["bn_gap"], gap)
+        stats["bn_gap"] = max(stats["bn_gap"], float((C_bn - C1).abs().max()), float((Y_bn - Y1).abs().max()))
         if init == "gonzalez":
             maps[f"BN transformer, 1 layer, {tag} init"] = Y_bn
             C_prev = C0
             for _ in range(lloyd_steps - 1):
                 C_prev = lloyd_step(m.X, C_prev)
             C_conv = lloyd_step(m.X, C_prev)
-            maps[f"Lloyd, {lloyd_steps} steps, {tag} init"] = gather(C_conv, assign(m.X, C_prev))
+            maps[f"Lloyd, {lloyd_steps} steps, {tag} init"] = _gather(C_conv, assign(m.X, C_prev))
             stats["separation"] = float((C_conv[:, 0] - C_conv[:, 1]).norm(dim=-1).median())
     maps["nearest true centroid"] = ac.nearest_centroid_quantizer(m.X, m.mu)
     maps["T* (labels)"] = ac.optimal_quantizer(m.mu, m.Z)
@@ -210,17 +203,13 @@ def comparison_maps(m, sigma, L, ident, T_bn, codes, lloyd_steps: int, seed: int
 def comparison_numbers(
     res_cmp: dict, separation: dict, same_cluster: dict, P, best: str, one_step: str, converged: str
 ):
-    """What the prose says of the comparison with Lloyd's algorithm, named as the chapter glues them (``cmp-...``).
+    """What the prose says of the comparison with Lloyd's algorithm, keyed by the chapter's glue names.
 
     ``res_cmp[sigma, L, map]`` = (reconstruction, denoising, its s.e.), as fractions of sigma^2 d;
-    ``separation[sigma, L]`` and ``same_cluster[sigma, L, init]`` come from :func:`comparison_maps`; ``best`` is
-    the best identity-layer map at the noisiest, shortest setting (largest sigma, smallest L), ``one_step`` and
-    ``converged`` the maps of one BN layer and of Lloyd run to convergence. At that setting: ``cmp-sigma``,
-    ``cmp-L`` and the denoising risks ``cmp-id-den`` (best), ``cmp-lloyd-den`` (one step), ``cmp-conv-den``
-    (converged); at the largest L: the median separation of the converged centers at the largest sigma
-    (``cmp-separation``), and at the smallest sigma (``cmp-sigma-lo``, ``cmp-L-hi``) the fraction of prompts
-    whose two initial centers are nearest one centroid (``cmp-same-kpp``, ``cmp-same-ff``: k-means++,
-    farthest-first) and the denoising risks after one step and at convergence (``cmp-lo-one``, ``cmp-lo-conv``).
+    ``separation[sigma, L]`` and ``same_cluster[sigma, L, init]`` come from :func:`comparison_maps`; ``best``
+    (the best identity-layer map there), ``one_step`` (one BN layer) and ``converged`` (Lloyd run to convergence)
+    name maps. Read at the noisiest, shortest setting (largest sigma, smallest L) and at the largest L (the
+    separation at the largest sigma, the rest at the smallest sigma).
     """
     s_w, L_w, s_lo, L_hi = max(P.cmp_sigma), min(P.cmp_L), min(P.cmp_sigma), max(P.cmp_L)
     return {

@@ -7,7 +7,7 @@ import torch
 from lloydlib import attention_clustering as ac
 
 from ..tables import Table, tex
-from .summaries import direction_distance, final, setting, success, success_at
+from .summaries import _setting, direction_distance, final, success, success_at, yes
 
 __all__ = [
     "closed_form_table",
@@ -22,6 +22,11 @@ __all__ = [
 ]
 
 
+def _table(rows: list[dict]) -> Table:
+    """A :class:`Table` from rows written as {column title: cell}, every row with the same titles in order."""
+    return Table(list(rows[0]), [list(row.values()) for row in rows])
+
+
 def closed_form_table(forms: dict) -> Table:
     """Optimal scale, risk and ratio at L = inf for each named :class:`~lloydlib.attention_clustering.ClosedForms`."""
     rows = [[name, tex(cf.scale_inf), tex(cf.risk_inf_opt), tex(cf.ratio_inf)] for name, cf in forms.items()]
@@ -31,38 +36,23 @@ def closed_form_table(forms: dict) -> Table:
 
 def in_context_table(grid: dict, prompts: dict, ident) -> Table:
     """The grid's risks as ratios to sigma^2 d; ``grid[d, sigma, L] = (risks, exact, sigma^2 d)``."""
-    rows = []
-    for (d, sigma, L), (r, ex, ref) in grid.items():
-        inf = ac.numeric(ident.ratio_inf, d=d, sigma=sigma)
-        rows.append(
-            [
-                d,
-                sigma,
-                L,
-                prompts[d, sigma, L],
-                f"{r['ident'][0] / ref:.3f}",
-                f"{ex['ident'] / ref:.3f}",
-                f"{inf:.3f}",
-                f"{r['oracle'][0] / ref:.3f}",
-                f"{r['pca'][0] / ref:.3f}",
-                f"{r['nc'][0] / ref:.3f}",
-                f"{r['tstar'][0] / ref:.3f}",
-            ]
-        )
-    header = [
-        "d",
-        "σ",
-        "L",
-        "prompts",
-        "identity (MC)",
-        "identity (exact, L)",
-        "identity (L=∞)",
-        "oracle heads",
-        "PCA",
-        "nearest centroid",
-        "T*",
+    rows = [
+        {
+            "d": d,
+            "σ": sigma,
+            "L": L,
+            "prompts": prompts[d, sigma, L],
+            "identity (MC)": f"{r['ident'][0] / ref:.3f}",
+            "identity (exact, L)": f"{ex['ident'] / ref:.3f}",
+            "identity (L=∞)": f"{ac.numeric(ident.ratio_inf, d=d, sigma=sigma):.3f}",
+            "oracle heads": f"{r['oracle'][0] / ref:.3f}",
+            "PCA": f"{r['pca'][0] / ref:.3f}",
+            "nearest centroid": f"{r['nc'][0] / ref:.3f}",
+            "T*": f"{r['tstar'][0] / ref:.3f}",
+        }
+        for (d, sigma, L), (r, ex, ref) in grid.items()
     ]
-    return Table(header, rows)
+    return _table(rows)
 
 
 def pgd_table(pop: dict, rate: dict, fitted: dict) -> Table:
@@ -73,102 +63,74 @@ def pgd_table(pop: dict, rate: dict, fitted: dict) -> Table:
             continue
         sph = pop[sigma, form, "sphere"]
         rows.append(
-            [
-                f"σ={sigma}",
-                form,
-                f"{float(final(res).max()):.1e}",
-                f"{float(res.violation.max()):.1e}",
-                f"{rate[form, sigma]:.6f}",
-                f"{fitted[form, sigma]:.6f}",
-                f"{float(sph.subspace[:, -1].max()):.1e}",
-                f"{float(final(sph).min()):.2f} – {float(final(sph).max()):.2f}",
-            ]
+            {
+                "σ": f"σ={sigma}",
+                "form": form,
+                "from M: final distance (max)": f"{float(final(res).max()):.1e}",
+                "max violation of M": f"{float(res.violation.max()):.1e}",
+                "predicted rate 1 + 2η f'(1)": f"{rate[form, sigma]:.6f}",
+                "fitted rate": f"{fitted[form, sigma]:.6f}",
+                "from sphere: distance to the plane": f"{float(sph.subspace[:, -1].max()):.1e}",
+                "from sphere: distance to centroids": f"{float(final(sph).min()):.2f} – {float(final(sph).max()):.2f}",
+            }
         )
-    return Table(
-        [
-            "σ",
-            "form",
-            "from M: final distance (max)",
-            "max violation of M",
-            "predicted rate 1 + 2η f'(1)",
-            "fitted rate",
-            "from sphere: distance to the plane",
-            "from sphere: distance to centroids",
-        ],
-        rows,
-    )
+    return _table(rows)
 
 
 def sgd_table(sgd: dict) -> Table:
+    """Stochastic PGD per (sigma, form, init, penalty): final distances, successes and violation of M."""
     rows = [
-        [
-            f"σ={sigma}",
-            form,
-            setting(init, pen),
-            f"{float(final(res).median()):.3g}",
-            f"{float(final(res).min()):.3g} – {float(final(res).max()):.3g}",
-            f"{success(res):.2f}",
-            f"{float(res.violation[:, -1].median()):.1e}",
-        ]
+        {
+            "σ": f"σ={sigma}",
+            "form": form,
+            "initialisation": _setting(init, pen),
+            "final distance (median)": f"{float(final(res).median()):.3g}",
+            "range over runs": f"{float(final(res).min()):.3g} – {float(final(res).max()):.3g}",
+            "fraction < 0.1": f"{success(res):.2f}",
+            "M violation (median)": f"{float(res.violation[:, -1].median()):.1e}",
+        }
         for (sigma, form, init, pen), res in sgd.items()
     ]
-    return Table(
-        [
-            "σ",
-            "form",
-            "initialisation",
-            "final distance (median)",
-            "range over runs",
-            "fraction < 0.1",
-            "M violation (median)",
-        ],
-        rows,
-    )
+    return _table(rows)
 
 
 def penalty_table(scan: dict, check_at: int, P) -> Table:
+    """The penalty scan: successes at record ``check_at`` and at the end, final distance and orthogonality."""
     rows = [
-        [
-            pen,
-            f"{success_at(r, check_at):.2f}",
-            f"{success(r):.2f}",
-            f"{float(final(r).median()):.3g}",
-            f"{float(ac.orthogonality_penalty(r.Lam).sqrt().median()):.1e}",
-        ]
+        {
+            "γ": pen,
+            f"fraction within 0.1 at iteration {P.reg_check_step}": f"{success_at(r, check_at):.2f}",
+            f"at iteration {P.reg_steps}": f"{success(r):.2f}",
+            "final distance (median)": f"{float(final(r).median()):.3g}",
+            "final |<λ1, λ2>| (median)": f"{float(ac.orthogonality_penalty(r.Lam).sqrt().median()):.1e}",
+        }
         for pen, r in scan.items()
     ]
-    return Table(
-        [
-            "γ",
-            f"fraction within 0.1 at iteration {P.reg_check_step}",
-            f"at iteration {P.reg_steps}",
-            "final distance (median)",
-            "final |<λ1, λ2>| (median)",
-        ],
-        rows,
-    )
+    return _table(rows)
 
 
 def update_table(upd: dict, mu: torch.Tensor) -> Table:
+    """Per (form, update): the final distance, that of the directions lambda / |lambda|, and |lambda|."""
     rows = [
-        [
-            form,
-            update,
-            f"{float(final(r).median()):.3g}",
-            f"{float(direction_distance(r, mu).median()):.3g}",
-            f"{float(r.Lam.norm(dim=-1).median()):.2f}",
-        ]
+        {
+            "form": form,
+            "update": update,
+            "distance (median)": f"{float(final(r).median()):.3g}",
+            "distance of the directions λ/|λ|": f"{float(direction_distance(r, mu).median()):.3g}",
+            "|λ| (median)": f"{float(r.Lam.norm(dim=-1).median()):.2f}",
+        }
         for (form, update), r in upd.items()
     ]
-    return Table(["form", "update", "distance (median)", "distance of the directions λ/|λ|", "|λ| (median)"], rows)
+    return _table(rows)
 
 
 def three_heads_table(pop3: dict, three: dict) -> Table:
-    rows = [[f"exact PGD, {form}", "M3", f"{float(r.distance[:, -1].max()):.1e}", "", ""] for form, r in pop3.items()]
+    """Three heads: exact PGD from M3 (``pop3[form]``), then stochastic PGD (``three[form, init, penalty]``)."""
+    rows = [[f"exact PGD, {form}", "M3", f"{float(final(r).max()):.1e}", "", ""] for form, r in pop3.items()]
     rows += [
         [
             f"stochastic PGD, {form}",
-            setting(init, pen),
+            _setting(init, pen),
             f"{float(final(r).median()):.3g}",
             f"{float(final(r).max()):.3g}",
             f"{success(r):.2f}",
@@ -192,7 +154,7 @@ def plateau_table(plateau: dict, ratio_sigma: dict, within: dict, seed_plateau: 
     ``within[sigma, form]`` (inside the half-decade band), ``seed_plateau[sigma]`` (the summary's value) and
     the ratio of the sigma = 1 plateau to the sigma = 0.3 one per form (``ratio_sigma[form]``, the summary's 10)."""
     rows = [
-        [f"σ={sigma}", form, f"{level:.4f}", f"{seed_plateau[sigma]:g}", "yes" if within[sigma, form] else "no"]
+        [f"σ={sigma}", form, f"{level:.4f}", f"{seed_plateau[sigma]:g}", yes(within[sigma, form])]
         for (sigma, form), level in plateau.items()
     ]
     rows += [["σ=1 / σ=0.3", form, f"{r:.2f}", "10", ""] for form, r in ratio_sigma.items()]

@@ -7,12 +7,12 @@ import numpy as np
 
 from lloydlib import theory as T
 
-from .searches import slack_curve
+from .searches import attention_sweep
 
-__all__ = ["int_ticks", "plot_softmax", "plot_slack", "plot_phi", "plot_lipschitz", "plot_training"]
+__all__ = ["plot_softmax", "plot_slack", "plot_phi", "plot_lipschitz", "plot_training"]
 
 
-def int_ticks(ax, values) -> None:
+def _int_ticks(ax, values) -> None:
     """Label a log-scaled x axis with exactly these integers."""
     ax.set_xticks(list(values))
     ax.set_xticklabels([str(v) for v in values])
@@ -30,7 +30,7 @@ def plot_softmax(sm, ms, deltas) -> None:
         ax.loglog(ms, [sm[(dl, m)]["stated"].ratio for m in ms], "C0o", label="largest observed ratio")
         ax.set_title(rf"$\delta = {dl:g}$")
         ax.set_xlabel("m (length of v)")
-        int_ticks(ax, ms.tolist())
+        _int_ticks(ax, ms.tolist())
     axes[0].set_ylabel(r"$\|\Delta\,\mathrm{softmax}\|_1 / \|\Delta v\|_1$")
     axes[0].legend(fontsize=8)
     fig.suptitle("Lemma I.3: the stated constant against the observed ratio and the sharp constant", y=1.02)
@@ -39,24 +39,22 @@ def plot_softmax(sm, ms, deltas) -> None:
 
 def plot_slack(sweep, P, SW) -> None:
     """Slack of Lemmas I.5-I.8 over gamma (from ``sweep``), d_emb, m and m' (searched here, at gamma = 1)."""
-    panels = [("gamma", P.gammas, r"$\gamma$"), ("d_emb", P.demb_s, r"$d_{\mathsf{emb}}$"), ("m", P.m_s, "$m$"),
-              ("m_p", P.mp_s, "$m'$")]  # fmt: skip
+    labels = {"gamma": r"$\gamma$", "d_emb": r"$d_{\mathsf{emb}}$", "m": "$m$", "m_p": "$m'$"}
+    panels = zip(labels, (P.gammas, P.demb_s, P.m_s, P.mp_s))
     fig, axes = plt.subplots(1, 4, figsize=(16, 3.6), sharey=True)
-    for ax, (vary, values, label) in zip(axes, panels):
+    for ax, (vary, values) in zip(axes, panels):
         for c, lemma in enumerate(T.LEMMAS):
-            if vary == "gamma":
-                y = np.array([r.ratio / r.bound for r in sweep[lemma]])
-            else:
-                y = slack_curve(lemma, vary, values, P.sweep_demb, SW, 30 + c)
+            runs = sweep[lemma] if vary == "gamma" else attention_sweep(lemma, vary, values, P.sweep_demb, SW, 30 + c)
+            y = np.array([r.ratio / r.bound for r in runs])
             ax.loglog(values, np.where(y > 0, y, np.nan), "o-", color=f"C{c}", label=f"Lemma {lemma}")
             if vary == "gamma" and lemma in ("I.6", "I.7"):
                 f = T.kappa3_sharpened if lemma == "I.6" else T.kappa4_sharpened
-                ax.loglog(values, [r.ratio / f(4, 1.0, 1.0, 1.0, 1.0, g_, P.sweep_demb)
-                                   for g_, r in zip(values, sweep[lemma])], ":", color=f"C{c}")  # fmt: skip
+                sharp = [r.ratio / f(4, 1.0, 1.0, 1.0, 1.0, g_, P.sweep_demb) for g_, r in zip(values, runs)]
+                ax.loglog(values, sharp, ":", color=f"C{c}")
         ax.axhline(1.0, color="k", lw=0.8)
-        ax.set_xlabel(label)
+        ax.set_xlabel(labels[vary])
         if vary != "gamma":
-            int_ticks(ax, values)
+            _int_ticks(ax, values)
     axes[0].set_ylabel("largest observed ratio / constant")
     axes[0].legend(fontsize=8)
     fig.suptitle("Slack of Lemmas I.5-I.8 (dotted: against the sharpened κ3*, κ4 $e^{-\\delta}$); 1 = tight", y=1.03)
@@ -102,7 +100,7 @@ def plot_lipschitz(lip, meas, alpha_gap, bound_gap, ds) -> None:
     axes[1].set_title(f"the BN/OH gap ($\\phi'$ predicts $10^{{{min(bound_gap):.0f}}}$ or more)")
     axes[1].legend()
     for ax in axes:
-        int_ticks(ax, ds)
+        _int_ticks(ax, ds)
     plt.show()
 
 

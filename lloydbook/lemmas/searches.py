@@ -1,11 +1,9 @@
 """The searches and table rows of the chapter "The Lipschitz and norm-bound lemmas" (book/09_lemmas.ipynb).
 
-The chapter keeps the prose, the claims and their checks; this module runs the repetitive searches (sweeps
-of :mod:`lloydlib.theory`'s sandwiches over a grid) and builds the rows of its tables. ``SW`` arguments are
-the search effort, ``dict(restarts=..., steps=..., random_pairs=...)``. A function that draws takes a ``seed``
-(an integer >= 0, the chapter's ``ch.seed("<name>")``) and derives every draw from it. Every public function
-checks its own arguments with :mod:`lloydlib.checks` (a ``TypeError`` or ``ValueError`` naming the argument, what
-was expected and what came) where the library functions it calls would fail less clearly or not at all.
+``SW`` arguments are the search effort, ``dict(restarts=..., steps=..., random_pairs=...)``. A function that draws
+takes a ``seed`` (an integer >= 0, the chapter's ``ch.seed("<name>")``) and derives every draw from it. Bad
+arguments raise a ``TypeError`` or ``ValueError`` (:mod:`lloydlib.checks`) naming the argument, what was expected
+and what came.
 """
 
 from __future__ import annotations
@@ -25,21 +23,34 @@ from lloydlib.checks import check_choice, check_int, check_positive, check_scala
 from lloydlib.tasks import sample_tasks
 
 __all__ = [
-    "ARROW", "TERMS", "TERM_NAMES", "log10", "paper_constants", "table3_agreement", "norm_bound_rows",
-    "table2_rows", "softmax_region_grid", "softmax_heads", "phi_factor_grid", "gamma_sweep", "slack_curve",
-    "head_slack_rows", "h1_rows", "eq170_grid", "theorem1_searches", "theorem1_rows", "print_pair",
+    "TERMS",
+    "TERM_NAMES",
+    "log10",
+    "paper_constants",
+    "table3_agreement",
+    "norm_bound_rows",
+    "table2_rows",
+    "softmax_region_grid",
+    "softmax_heads",
+    "attention_sweep",
+    "gamma_sweep",
+    "head_slack_rows",
+    "h1_rows",
+    "eq170_grid",
+    "theorem1_searches",
+    "theorem1_rows",
+    "print_pair",
     "lipschitz_measurements",
-]  # fmt: skip
+]
 
-ARROW = {1: "↑", -1: "↓", 0: "–"}
+_ARROW = {1: "↑", -1: "↓", 0: "–"}
 TERMS = ["m", "m_p", "rho", "rho_p", "Gamma1", "Gamma2", "gamma", "d_emb"]
-TERM_NAMES = {"m": "m", "m_p": "m'", "rho": "ρ", "rho_p": "ρ'", "Gamma1": "Γ1", "Gamma2": "Γ2", "gamma": "γ",
-              "d_emb": "d_emb"}  # fmt: skip
-_VARIES = ("m", "m_p", "d_emb", "gamma", "rho", "rho_p")  # the settings of T.AttentionSetting slack_curve can vary
-_PRINT_OPTIONS = ("precision", "threshold", "edgeitems", "linewidth", "sci_mode")  # torch's, all of them
+TERM_NAMES = dict(zip(TERMS, ["m", "m'", "ρ", "ρ'", "Γ1", "Γ2", "γ", "d_emb"]))
+_VARIES = ("m", "m_p", "d_emb", "gamma", "rho", "rho_p")  # the settings of T.AttentionSetting a sweep can vary
+_BASE = dict(m=4, m_p=4, gamma=1.0, rho=1.0, rho_p=1.0)  # where a sweep holds those it does not vary
 
 
-def _check_values(name: str, values, check_item, *, minimum: int = 1) -> list:
+def _check_values(name: str, values, check_item=None, *, minimum: int = 1) -> list:
     """``values`` as a list of at least ``minimum`` items, item i checked by ``check_item(f"{name}[{i}]", item)``
     (which returns it converted); a TypeError for a string or a non-iterable, a ValueError for too few."""
     if isinstance(values, (str, bytes)) or not isinstance(values, Iterable):
@@ -47,7 +58,7 @@ def _check_values(name: str, values, check_item, *, minimum: int = 1) -> list:
     values = list(values)
     if len(values) < minimum:
         raise ValueError(f"{name} must hold at least {minimum} value(s), got {values!r}")
-    return [check_item(f"{name}[{i}]", v) for i, v in enumerate(values)]
+    return [check_item(f"{name}[{i}]", v) if check_item else v for i, v in enumerate(values)]
 
 
 def _check_task(d, k, n) -> tuple[int, int, int]:
@@ -82,10 +93,10 @@ def paper_constants(d, k, n, Gamma1, Gamma2, gamma, tau):
         for mu, (m, mp, rho, rhop) in T.head_quantities(n, k, d, d_E, Gamma2).items():
             a = (rho, rhop, Gamma1, Gamma2, gamma, D)
             dl = T.delta(rho, rhop, Gamma1, gamma, D)
-            ks = [T.kappa2(m, rhop), T.kappa3(m, *a, backend="mpmath"), T.kappa4(m, *a, backend="mpmath"),
-                  T.kappa5(m, mp, *a, backend="mpmath")]  # fmt: skip
-            rows.append([emb, mu, int(m), int(mp), f"{rho:.2f}", f"{rhop:.2f}", f"{dl:.1f}"]
-                        + [f"{log10(x):.1f}" for x in ks])  # fmt: skip
+            kappas = [T.kappa2(m, rhop)] + [f(m, *a, backend="mpmath") for f in (T.kappa3, T.kappa4)]
+            kappas.append(T.kappa5(m, mp, *a, backend="mpmath"))
+            row = [emb, mu, int(m), int(mp), f"{rho:.2f}", f"{rhop:.2f}", f"{dl:.1f}"]
+            rows.append(row + [f"{log10(x):.1f}" for x in kappas])
         args = (n, k, d, d_E, D, Gamma1, Gamma2, gamma)
         logs[emb] = (log10(T.phi(*args, backend="mpmath")), log10(T.phi_prime(*args, tau, backend="mpmath")))
     return rows, logs
@@ -100,8 +111,10 @@ def table3_agreement() -> dict:
         derived = T.table3_derived(emb)
         dE = T.dims(s3["d"], s3["k"], emb)[0] if emb else s3["d_E"]
         for mu in (1, 2, 3, 4):
-            agree[(emb, mu)] = all(sp.simplify(sp.sympify(a) - sp.sympify(b).subs(s3["d_E"], dE)) == 0
-                                   for a, b in zip(derived[mu], stored[mu]))  # fmt: skip
+            agree[(emb, mu)] = all(
+                sp.simplify(sp.sympify(a) - sp.sympify(b).subs(s3["d_E"], dE)) == 0
+                for a, b in zip(derived[mu], stored[mu])
+            )
     return agree
 
 
@@ -129,8 +142,8 @@ def norm_bound_rows(d, k, n, SW, seed):
                 if not (seen <= nb[name] * (1 + 1e-12) and not (sand and sand[name].violated)):
                     violations.append((emb, name, seen, asc))
                 per_set[name] = max(per_set.get(name, 0.0), seen / nb[name], np.nan_to_num(asc / nb[name]))
-                rows.append([emb, f"{G1:g}, {G2:g}", name, f"{nb[name]:.3f}", f"{seen:.3f}",
-                             f"{asc:.3f}" if sand else "–", f"{asc / nb[name]:.3f}" if sand else "–"])  # fmt: skip
+                ascent = [f"{asc:.3f}", f"{asc / nb[name]:.3f}"] if sand else ["–", "–"]
+                rows.append([emb, f"{G1:g}, {G2:g}", name, f"{nb[name]:.3f}", f"{seen:.3f}", *ascent])
     return rows, per_set, violations
 
 
@@ -144,9 +157,9 @@ def table2_rows(derived, stored, columns):
     for t in TERMS:
         cells = []
         for c in columns:
-            a = ARROW[derived[c][t]]
+            a = _ARROW[derived[c][t]]
             if c in stored and derived[c][t] != stored[c][t]:
-                a += f" (stored {ARROW[stored[c][t]]})"
+                a += f" (stored {_ARROW[stored[c][t]]})"
             cells.append(a)
         rows.append([TERM_NAMES[t]] + cells)
     return rows
@@ -164,9 +177,9 @@ def softmax_region_grid(m_max=512, deltas=None):
     ms = np.arange(2, m_max + 1, dtype=float)[:, None]
     dl = np.asarray(deltas, dtype=float)[None, :]
     fails = T.softmax_l1_sharp(dl + 0 * ms, ms + 0 * dl) > T.softmax_bound(dl + 0 * ms, ms + 0 * dl)
-    inside = dl < T.softmax_l1_failure_delta(ms)
-    clear = np.abs(dl - T.softmax_l1_failure_delta(ms)) > 1e-9 * (1 + dl)
-    return bool((fails == inside)[clear].all()), int(clear.sum()), int(fails.sum())
+    dstar = T.softmax_l1_failure_delta(ms)
+    clear = np.abs(dl - dstar) > 1e-9 * (1 + dl)
+    return bool((fails == (dl < dstar))[clear].all()), int(clear.sum()), int(fails.sum())
 
 
 def softmax_heads(d, k, n, Gamma1, Gamma2, gamma):
@@ -178,18 +191,9 @@ def softmax_heads(d, k, n, Gamma1, Gamma2, gamma):
         d_E, D = T.dims(d, k, emb)
         for mu, (_, mp, rho, rhop) in T.head_quantities(n, k, d, d_E, Gamma2).items():
             dl = T.delta(rho, rhop, Gamma1, gamma, D)
+            dstar = T.softmax_l1_failure_delta(mp)
             ratio = T.softmax_l1_sharp(dl, mp) / T.softmax_bound(dl, mp)
-            rows.append(
-                [
-                    emb,
-                    mu,
-                    int(mp),
-                    dl,
-                    T.softmax_l1_failure_delta(mp),
-                    ratio,
-                    bool(dl >= T.softmax_l1_failure_delta(mp)),
-                ]
-            )
+            rows.append([emb, mu, int(mp), dl, dstar, ratio, bool(dl >= dstar)])
     return rows
 
 
@@ -209,55 +213,30 @@ def _phi_settings(points: int, seed: int):
             yield (n_, k_, d_, dE, D_, g1, g2, ga), ph
 
 
-def phi_factor_grid(points, seed):
-    """phi_sum / phi (Theorem I.1's sum of twelve terms over its four-term maximum) at random settings,
-    drawn like :func:`eq170_grid`: (smallest, largest) over the points where phi is finite (as a float).
-
-    Both are computed with mpmath, whose exponent does not overflow: where phi is near the largest float
-    (1.8e308), phi_sum (up to 12 phi) is not a float, and the float ratio would be inf."""
-    points, seed = _check_draw(points, seed)
-    settings = [args for args, _ in _phi_settings(points, seed)]
-    if not settings:
-        raise ValueError(f"points={points} random settings from seed={seed} hold none with a finite phi; draw more")
-    ratios = [float(T.phi_sum(*args, backend="mpmath") / T.phi(*args, backend="mpmath")) for args in settings]
-    return min(ratios), max(ratios)
-
-
-def gamma_sweep(lemma, gammas, d_emb, SW, seed):
-    """The sandwich of ``lemma`` at m = m' = 4, rho = rho' = 1, Gamma1 = Gamma2 = 1 for each gamma.
-
-    Prints observed / constant and returns the SandwichResults; raises on a counterexample. ``gammas`` is a
-    non-empty sequence of numbers > 0."""
-    gammas = _check_values("gammas", gammas, check_positive)
+def attention_sweep(lemma, vary, values, d_emb, SW, seed):
+    """The sandwich of ``lemma`` as one setting ``vary`` (one of :data:`_VARIES`) takes ``values`` (a non-empty
+    sequence, each value checked by ``T.AttentionSetting``), the others at m = m' = 4, rho = rho' = 1,
+    gamma = 1: one SandwichResult per value; raises on a counterexample."""
+    check_choice("vary", vary, _VARIES)
     out = []
-    for gamma in gammas:
-        S = T.AttentionSetting(m=4, m_p=4, d_emb=d_emb, gamma=gamma, rho=1.0, rho_p=1.0)
-        r = T.attention_sandwich(lemma, S, seed=seed, **SW)
+    for v in _check_values("values", values):
+        r = T.attention_sandwich(lemma, T.AttentionSetting(**{**_BASE, "d_emb": d_emb, vary: v}), seed=seed, **SW)
         if r.violated:
             raise AssertionError(
-                f"counterexample to Lemma {lemma} at gamma={gamma}: ratio {r.ratio} > {r.bound}\n{r.pair}"
+                f"counterexample to Lemma {lemma} at {vary}={v}: ratio {r.ratio} > {r.bound}\n{r.pair}"
             )
         out.append(r)
-    print(f"Lemma {lemma}: observed / constant over gamma = {list(gammas)}:")
-    print("  ", " ".join(f"{r.ratio / r.bound:.3g}" for r in out))
     return out
 
 
-def slack_curve(lemma, vary, values, d_emb, SW, seed):
-    """Largest observed ratio / constant of ``lemma`` as one setting ``vary`` takes ``values`` (the others at
-    m = m' = 4, rho = rho' = 1, gamma = 1); raises on a counterexample. ``vary`` is one of :data:`_VARIES`,
-    ``values`` a non-empty sequence (each value checked by ``T.AttentionSetting``)."""
-    check_choice("vary", vary, _VARIES)
-    values = _check_values("values", values, lambda name, v: v)
-    out = []
-    for v in values:
-        kw = dict(m=4, m_p=4, d_emb=d_emb, gamma=1.0, rho=1.0, rho_p=1.0)
-        kw[vary] = v
-        r = T.attention_sandwich(lemma, T.AttentionSetting(**kw), seed=seed, **SW)
-        if r.violated:
-            raise AssertionError(f"counterexample to Lemma {lemma} at {vary}={v}: {r.ratio} > {r.bound}\n{r.pair}")
-        out.append(r.ratio / r.bound)
-    return np.array(out)
+def gamma_sweep(lemma, gammas, d_emb, SW, seed):
+    """:func:`attention_sweep` over gamma (``gammas``, a non-empty sequence of numbers > 0), printing observed /
+    constant."""
+    gammas = _check_values("gammas", gammas, check_positive)
+    out = attention_sweep(lemma, "gamma", gammas, d_emb, SW, seed)
+    print(f"Lemma {lemma}: observed / constant over gamma = {list(gammas)}:")
+    print("  ", " ".join(f"{r.ratio / r.bound:.3g}" for r in out))
+    return out
 
 
 def head_slack_rows(d, k, n, SW, seed):
@@ -270,8 +249,8 @@ def head_slack_rows(d, k, n, SW, seed):
     for emb in ("OH", "BN"):
         d_E, D = T.dims(d, k, emb)
         for mu, (m, mp, rho, rhop) in T.head_quantities(n, k, d, d_E, 1.0).items():
-            S = T.AttentionSetting(m=int(m), m_p=int(mp), d_emb=D, gamma=1.0, rho=float(rho), rho_p=float(rhop),
-                                   tokens="ball" if mu == 3 else "box")  # fmt: skip
+            tokens = "ball" if mu == 3 else "box"
+            S = T.AttentionSetting(m=int(m), m_p=int(mp), d_emb=D, rho=float(rho), rho_p=float(rhop), tokens=tokens)
             cells = []
             for c, lemma in enumerate(("I.6", "I.7", "I.8")):
                 r = T.attention_sandwich(lemma, S, seed=seed + c, **SW)
@@ -294,9 +273,9 @@ def h1_rows(ks, seed):
         r = torch.randn(4096, k_, generator=g, dtype=torch.float64)
         near_tie = torch.zeros(1, k_, dtype=torch.float64)
         near_tie[0, 1:] = 1e-9  # argmin unique, P_Omega almost uniform
+        samples = [torch.cat([r * s, near_tie]) for s in (0.01, 0.1, 1.0, 10.0)]
         for reg in ("L2", "NE"):
-            seen = max(float(T.smoothing_distances(torch.cat([r * s, near_tie]), 1.0, reg).max())
-                       for s in (0.01, 0.1, 1.0, 10.0))  # fmt: skip
+            seen = max(float(T.smoothing_distances(x, 1.0, reg).max()) for x in samples)
             bound = T.smoothing_distance_bound(k_, reg)
             ok &= seen <= bound * (1 + 1e-12)
             if reg == "NE":
@@ -338,15 +317,18 @@ def theorem1_searches(d, k, n, gammas, SW, seed):
 
 def theorem1_rows(thm1):
     """Rows of the Theorem I.1 table: observed ratio against phi, phi (Eq. 170) and phi_sum."""
-    return [[emb, G1, ga, f"{r.ratio:.3g}", f"{r.bound:.3g}", f"{p170:.3g}", f"{ps:.3g}",
-             "VIOLATED" if r.violated else "holds"] for (emb, G1, ga), (r, ps, p170) in thm1.items()]  # fmt: skip
+    return [
+        [emb, G1, ga, *(f"{x:.3g}" for x in (r.ratio, r.bound, p170, ps)), "VIOLATED" if r.violated else "holds"]
+        for (emb, G1, ga), (r, ps, p170) in thm1.items()
+    ]
 
 
 @contextlib.contextmanager
 def _print_options(**options):
-    """Inside the block, torch prints with ``options`` (those of ``torch.set_printoptions``); after it, even
-    on an error, with every one of :data:`_PRINT_OPTIONS` as it was before."""
-    saved = {key: getattr(torch._tensor_str.PRINT_OPTS, key) for key in _PRINT_OPTIONS}
+    """Inside the block, torch prints with ``options`` (of ``torch.set_printoptions``); after it, even on an
+    error, with torch's options as they were (torch 2.1, the oldest the package allows, has no public way)."""
+    keys = ("precision", "threshold", "edgeitems", "linewidth", "sci_mode")
+    saved = {key: getattr(torch._tensor_str.PRINT_OPTS, key) for key in keys}
     torch.set_printoptions(**options)
     try:
         yield
@@ -366,8 +348,9 @@ def print_pair(r) -> None:
         print("X =", pair["X"], "\nC =", pair["C"])
         for kind in ("Q", "K", "V"):
             W, W2 = pair[kind], pair[kind + "_prime"]
-            print(f"||{kind}_mu|| =", torch.linalg.matrix_norm(W, ord=2).numpy().round(4),
-                  f" ||{kind}_mu - {kind}'_mu|| =", torch.linalg.matrix_norm(W - W2, ord=2).numpy().round(6))  # fmt: skip
+            norm = torch.linalg.matrix_norm(W, ord=2).numpy().round(4)
+            gap = torch.linalg.matrix_norm(W - W2, ord=2).numpy().round(6)
+            print(f"||{kind}_mu|| =", norm, f" ||{kind}_mu - {kind}'_mu|| =", gap)
 
 
 def lipschitz_measurements(ds, k, n, tasks, seed):
@@ -383,7 +366,7 @@ def lipschitz_measurements(ds, k, n, tasks, seed):
     g = torch.Generator().manual_seed(seed)
     for d in ds:
         X, C = sample_tasks(tasks, n, d, k, seed=seed + d, dtype=torch.float64)
-        logs = {}
+        phi_p, alpha = {}, {}
         for emb in ("OH", "BN"):
             d_E, D = T.dims(d, k, emb)
             vals = []
@@ -391,8 +374,8 @@ def lipschitz_measurements(ds, k, n, tasks, seed):
                 Q, K, V = (T.random_spectral((4, D, D), 1.0, generator=g) for _ in range(3))
                 vals.append(float(T.local_lipschitz(X[b : b + 1], C[b : b + 1], Q, K, V, emb, tau=0.1)[0]))
             lip[(d, emb)] = np.array(vals)
-            logs[emb] = (log10(T.phi_prime(n, k, d, d_E, D, 1.0, 1.0, 1.0, 0.1, backend="mpmath")),
-                         log10(T.alpha_informal(n, k, d_E, D, 1.0, 0.1, 1.0)))  # fmt: skip
-        bound_gap.append(logs["BN"][0] - logs["OH"][0])
-        alpha_gap.append(logs["BN"][1] - logs["OH"][1])
+            phi_p[emb] = log10(T.phi_prime(n, k, d, d_E, D, 1.0, 1.0, 1.0, 0.1, backend="mpmath"))
+            alpha[emb] = log10(T.alpha_informal(n, k, d_E, D, 1.0, 0.1, 1.0))
+        bound_gap.append(phi_p["BN"] - phi_p["OH"])
+        alpha_gap.append(alpha["BN"] - alpha["OH"])
     return lip, bound_gap, alpha_gap

@@ -8,7 +8,7 @@ from lloydlib import theory as T
 
 from ..book import params
 from ..tables import Table, tex
-from .searches import log10, phi_factor_grid
+from .searches import _check_draw, _phi_settings, log10
 
 __all__ = [
     "softmax_derivation_table",
@@ -30,12 +30,8 @@ def softmax_derivation_table(derivation: dict, grid: tuple) -> Table:
     agree, points, failing = grid
     rows = [[f"proof step: {key}", "holds" if ok else "FAILS"] for key, ok in derivation.items() if key != "threshold"]
     rows.append(["\\(e^{\\delta^*(m)}\\)", tex(derivation["threshold"])])
-    rows.append(
-        [
-            "dense grid (m = 2..512, δ ∈ [0, 8]): \\(e^\\delta/m < L^*\\) exactly when \\(\\delta < \\delta^*(m)\\)",
-            f"{'agrees' if agree else 'DISAGREES'} at {points} points ({failing} inside the region)",
-        ]
-    )
+    check = "dense grid (m = 2..512, δ ∈ [0, 8]): \\(e^\\delta/m < L^*\\) exactly when \\(\\delta < \\delta^*(m)\\)"
+    rows.append([check, f"{'agrees' if agree else 'DISAGREES'} at {points} points ({failing} inside the region)"])
     return Table(["step or check", "result"], rows)
 
 
@@ -44,16 +40,10 @@ def softmax_worst(sm: dict):
     ratio beats the stated constant e^delta/m by the largest factor: ``((delta, m), result, table)``, the
     table showing that factor, the ratio to the exact constant and the counterexample pair (v, v')."""
     (delta, m), r = max(sm.items(), key=lambda kv: kv[1]["stated"].ratio / kv[1]["stated"].bound)
-    pair = r["stated"].pair
-    row = [
-        m,
-        f"{delta:g}",
-        f"{r['stated'].ratio / r['stated'].bound:.3f}",
-        f"{r['sharp'].ratio / r['sharp'].bound:.3f}",
-    ]
-    row += [", ".join(f"{x:.4f}" for x in pair[key].tolist()) for key in ("v", "v_prime")]
+    factors = [f"{r[c].ratio / r[c].bound:.3f}" for c in ("stated", "sharp")]
+    pair = [", ".join(f"{x:.4f}" for x in r["stated"].pair[v].tolist()) for v in ("v", "v_prime")]
     header = ["m", "δ", "observed / (e^δ/m)", "observed / L*", "v", "v'"]
-    return (delta, m), r, Table(header, [row])
+    return (delta, m), r, Table(header, [[m, f"{delta:g}", *factors, *pair]])
 
 
 def softmax_head_numbers(heads) -> dict:
@@ -61,9 +51,7 @@ def softmax_head_numbers(heads) -> dict:
     the dispersion bound ``delta``, the threshold ``dstar`` = delta*(m') and the ``ratio`` exact / stated,
     as ``i3-oh<head>-<what>``."""
     row = {(emb, mu): (dl, ds, ratio) for emb, mu, _, dl, ds, ratio, _ in heads}
-    return {
-        f"i3-oh{mu}-{what}": row["OH", mu][j] for mu in (1, 2) for j, what in enumerate(("delta", "dstar", "ratio"))
-    }
+    return {f"i3-oh{mu}-{what}": x for mu in (1, 2) for what, x in zip(("delta", "dstar", "ratio"), row["OH", mu])}
 
 
 def dispersion_table(disp: dict) -> Table:
@@ -91,37 +79,44 @@ def eq170_table(identities: dict, extra, k34, grid: tuple) -> Table:
     factored), ``k34`` (kappa4 - kappa3, factored) and the random grid's two verdicts ``grid``
     (:func:`~.searches.eq170_grid`: Eq. 170 form >= four-term max, max of the 12 terms = four-term max)."""
     rows = [[f"\\({name}\\)", tex(value)] for name, value in identities.items()]
-    rows.append(
-        [
-            "\\(c_4 - 2\\Gamma_1^2c_1(1 + c_1)\\) (nonnegative: " + ("yes)" if extra.is_nonnegative else "no)"),
-            tex(extra),
-        ]
-    )
+    nonnegative = "yes" if extra.is_nonnegative else "no"
+    rows.append([f"\\(c_4 - 2\\Gamma_1^2c_1(1 + c_1)\\) (nonnegative: {nonnegative})", tex(extra)])
     rows.append(["\\(\\kappa_4 - \\kappa_3\\)", tex(k34)])
     rows.append(["Eq. 170 form ≥ four-term max at the random points", "holds" if grid[0] else "FAILS"])
     rows.append(["max of the 12 per-matrix terms = four-term max there", "holds" if grid[1] else "FAILS"])
     return Table(["identity or check", "sympy or grid"], rows)
 
 
-def explicit_pair_table(ce: dict, d, k, n, gamma=1e-4) -> Table:
+def _phi_ratio(*args) -> float:
+    """phi_sum / phi at Theorem I.1's ``args`` (n, k, d, d_E, d_emb, Gamma1, Gamma2, gamma), both computed with
+    mpmath, whose exponent does not overflow: where phi is near the largest float (1.8e308), phi_sum (up to
+    12 phi) is not a float, and the float ratio would be inf."""
+    return float(T.phi_sum(*args, backend="mpmath") / T.phi(*args, backend="mpmath"))
+
+
+def explicit_pair_table(ce: dict, d, k, n) -> Table:
     """Theorem I.1's explicit pair (``ce[emb]``, its ratio, from :func:`~.searches.theorem1_searches`) against
-    phi and phi_sum in the limit it is built for, gamma Gamma1^2 -> 0 (evaluated at gamma = Gamma1 = ``gamma``)."""
+    phi and phi_sum in the limit it is built for, gamma Gamma1^2 -> 0 (evaluated at gamma = Gamma1 = 1e-4)."""
     rows = []
     for emb, ratio in ce.items():
-        a = (n, k, d, *T.dims(d, k, emb), gamma, 1.0, gamma)
+        a = (n, k, d, *T.dims(d, k, emb), 1e-4, 1.0, 1e-4)
         rows.append([emb, f"{ratio:.3f}", f"{T.phi(*a):.3f}", f"{ratio / T.phi(*a):.3f}", f"{T.phi_sum(*a):.3f}"])
     return Table(["emb", "explicit pair ratio", "φ (γΓ1² → 0)", "ratio / φ", "φ_sum (γΓ1² → 0)"], rows)
 
 
 def phi_factors(points: int, seed: int, task: dict) -> dict:
     """phi_sum / phi (Theorem I.1's sum of twelve terms over its four-term maximum): smallest (``lo``) and
-    largest (``hi``) over ``points`` random settings (drawn like :func:`~.searches.eq170_grid`, from ``seed``),
-    and at the paper's task ``task`` (d, k, n) with gamma = Gamma1 = Gamma2 = 1 for OH (``oh``) and BN (``bn``)."""
-    lo, hi = phi_factor_grid(points, seed)
-    out = {"lo": lo, "hi": hi}
+    largest (``hi``) over the settings of ``points`` (>= 1) random draws from ``seed`` (>= 0) where phi is
+    finite (like :func:`~.searches.eq170_grid`), and at the paper's task ``task`` (d, k, n) with
+    gamma = Gamma1 = Gamma2 = 1 for OH (``oh``) and BN (``bn``)."""
+    points, seed = _check_draw(points, seed)
+    ratios = [_phi_ratio(*args) for args, _ in _phi_settings(points, seed)]
+    if not ratios:
+        raise ValueError(f"points={points} random settings from seed={seed} hold none with a finite phi; draw more")
+    out = {"lo": min(ratios), "hi": max(ratios)}
+    d, k, n = task["d"], task["k"], task["n"]
     for emb in ("OH", "BN"):
-        a = (task["n"], task["k"], task["d"], *T.dims(task["d"], task["k"], emb), 1.0, 1.0, 1.0)
-        out[emb.lower()] = float(T.phi_sum(*a, backend="mpmath") / T.phi(*a, backend="mpmath"))
+        out[emb.lower()] = _phi_ratio(n, k, d, *T.dims(d, k, emb), 1.0, 1.0, 1.0)
     return out
 
 

@@ -14,6 +14,7 @@ import torch  # noqa: E402
 
 import lloydlib as L  # noqa: E402
 from lloydbook import construction as lc  # noqa: E402
+from lloydlib.embeddings import code_margin  # noqa: E402
 from lloydlib.lloyd import assignment_gaps  # noqa: E402
 
 
@@ -75,9 +76,11 @@ def test_one_d_and_run_case():
 
 
 def test_largest_intact_k_is_the_float32_limit():
-    assert lc.sc_margin_intact(4)
+    def margin(k):
+        return code_margin(k, "SC", dtype=torch.float32, formula="expanded")
+
     lo_k = lc.largest_intact_k([4, 64, 4096])
-    assert lc.sc_margin_intact(lo_k) and not lc.sc_margin_intact(lo_k + 1)
+    assert margin(lo_k) == 1.0 and margin(lo_k + 1) != 1.0
     assert math.floor(1 + 2**11.5) <= lo_k < 4096
 
 

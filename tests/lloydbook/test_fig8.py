@@ -12,14 +12,14 @@ from lloydbook import fig8
 FAMS, TAUS, EMBS, LOSSES = ("normal", "cauchy", "gumbel", "laplace"), (1.0, 0.1), ("OH", "BN"), ("NE", "L2")
 
 
-def same_grid(na=True):
+def same_grid():
     """Made-up runs of every (family, tau, embedding, loss): cauchy ends above one Lloyd step, and so does NE at
     tau=1; everything else ends below it."""
 
     def end(f, t, l):
         return 1.3 if f == "cauchy" or (t == 1.0 and l == "NE") else 0.8
 
-    keys = [(f, t, e, l) for f in FAMS for t in TAUS for e in ((*EMBS, "NA") if na else EMBS) for l in LOSSES]
+    keys = [(f, t, e, l) for f in FAMS for t in TAUS for e in (*EMBS, "NA") for l in LOSSES]
     return {(f, t, e, l): [run(falls(20, end(f, t, l)), s) for s in range(10)] for f, t, e, l in keys}
 
 
@@ -39,7 +39,6 @@ def test_same_family_findings_and_nas_where_the_runs_hold_them(judge):
     ]
     assert parts["same-tau01"].statement.startswith("At tau=0.1, every embedding")
     assert [c.part for c in parts["same-na-tau01"].evidence[0].cells][:2] == ["normal NA:NE", "normal NA:L2"]
-    assert list(fig8.same_parts(same_grid(na=False), FAMS, TAUS, EMBS, LOSSES, judge=judge)) == list(parts)[:3]
     assert set(parts) | {"cauchy-squeeze"} <= set(fig8.SOURCES)
 
 
@@ -73,9 +72,6 @@ def test_transfer_findings_on_made_up_grids(judge):
     na_part = parts["tested-cauchy-na-finite"]
     assert [e.outcome for e in na_part.evidence] == ["holds", "holds"] and len(na_part.runs) == 40
     assert np.allclose(fig8.block_means(many, ["normal", "gumbel"])["BN"], 0.9 + np.linspace(-0.01, 0.01, 10))
-    assert "tested-cauchy-na-finite" not in fig8.transfer_parts(
-        trained, many, grow, T=20, tau=0.1, loss="L2", judge=judge
-    )
 
 
 def test_bound_and_correlation_findings(judge):
@@ -129,7 +125,7 @@ def test_bad_inputs_name_the_argument(judge):
     many, grow = grid_values()
     no_cauchy = {e: {f: [run(falls(20), 0)] for f in ("normal", "gumbel")} for e in EMBS}
     with pytest.raises(ValueError, match="trained must map each embedding to the same families, cauchy among them"):
-        fig8.transfer_parts(no_cauchy, many, grow, T=20, tau=0.1, loss="L2", judge=judge)
+        fig8.transfer_parts(no_cauchy, many, grow, T=20, tau=0.1, loss="L2", na=({}, {}), judge=judge)
     with pytest.raises(ValueError, match=r"terms must hold \(cauchy, embedding\)"):
         fig8.bound_parts({}, {("normal", "OH"): {}}, tau=0.1, loss="L2", judge=judge)
     with pytest.raises(ValueError, match="need matrices at both sizes over families with cauchy and laplace"):

@@ -61,7 +61,10 @@ def test_rise_parts_similar_at_the_largest_d_and_bn_steeper_at_the_smallest(judg
     assert [similar.evidence[0].outcome, differ.evidence[0].outcome] == ["holds", "holds"]
     assert "tolerance 0.105" in similar.evidence[0].text and "unpaired" in differ.evidence[0].text
     assert {r.config.d for r in similar.runs} == {32} and len(differ.runs) == 20
-    assert list(parts) == ["oh-bn-similar-large-d", "oh-bn-differ-small-d"] and differ.paper == LF.FIG3_QUOTE
+    assert (
+        list(parts) == ["oh-bn-similar-large-d", "oh-bn-differ-small-d"]
+        and differ.paper == '"At d=4 OH and BN differ; at d=32 they are similar"'
+    )
     alone = LF.rise_parts(G, {(4, e): rise[(4, e)] for e in EMBS}, 0.1, large=False, judge=judge)  # models at one d
     differ = alone["oh-bn-differ-small-d"]
     assert (differ.statement, differ.paper) == LF.fig3_statements([4], 0.1, EMBS)["oh-bn-differ-small-d"]

@@ -18,15 +18,6 @@ def tasks():
     return L.sample_tasks(3, 40, 2, 3, seed=1, dtype=torch.float64)
 
 
-def test_sklearn_step_is_one_lloyd_step(tasks):
-    X, C = tasks
-    ours, empty = L.lloyd_step(X[:1], C[:1], return_empty=True)
-    assert not bool(empty.any())
-    ref = lt.sklearn_step(X[0].numpy(), C[0].numpy())
-    assert ref.shape == (3, 2)
-    np.testing.assert_allclose(ref, ours[0].numpy(), atol=1e-12)
-
-
 def test_sklearn_agreement_counts_and_deviation(tasks):
     X, C = tasks
     max_dev, compared, skipped = lt.sklearn_agreement(X, C, 3)
@@ -64,13 +55,6 @@ def test_minmax_with_centers_maps_points_and_centers_alike(tasks):
     assert torch.allclose(Xm.amin(1), torch.zeros(3, 2, dtype=torch.float64))
     assert torch.allclose(Xm.amax(1), torch.ones(3, 2, dtype=torch.float64))
     assert torch.allclose(Cm, Xm[:, :3], atol=1e-12)
-
-
-def test_two_groups_are_apart_along_the_short_axis():
-    raw, C = lt.two_groups(100, seed=5)
-    assert raw.shape == (1, 100, 2) and C.shape == (1, 2, 2)
-    assert torch.equal(C[0, 0], raw[0, 0]) and torch.equal(C[0, 1], raw[0, -1])
-    assert float(raw[0, :50, 1].mean() - raw[0, 50:, 1].mean()) > 1.0
 
 
 def test_quartile_band_draws_the_median():

@@ -126,7 +126,7 @@ def test_figures_draw(monkeypatch):
     monkeypatch.setattr(plt, "show", lambda: shown.append(plt.gcf()))
     curves = np.array([[1.0, 0.5, 0.4], [1.1, 0.6, math.inf]])
     M.panels([[{"OH:L2 re-embed": curves, "Lloyd's": curves}], [{"BN:NE": curves}]], [["a"], ["b"]], "t")
-    M.gap_panels([[{"BN:L2": curves - 1.0}, {"OH:NE": curves}]], [["a", "b"]], "t", ylim=(-1, 1))
+    M.gap_panels([[{"BN:L2": curves - 1.0}, {"OH:NE": curves}]], [["a", "b"]], "t")
     assert len(shown) == 2
     assert len(shown[1].axes) == 2
     plt.close("all")

@@ -3,6 +3,7 @@ cell reports and notebooks: no notebook is executed here."""
 
 import json
 import re
+import sys
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -207,14 +208,12 @@ def test_read_run_prefers_the_kept_notebook_when_every_cell_passed(tmp_path):
 
 
 def test_the_command_is_make_tests_nbval_step(tmp_path):
-    cmd = robust.nbval_command(["book/01_lloyd.ipynb"], tmp_path / "k", tmp_path / "r.json", python="py")
+    cmd = robust.nbval_command(["book/01_lloyd.ipynb"], tmp_path / "k", tmp_path / "r.json")
     recipe = re.search(r"test 4/6.*?\n(.*?)\n\t@echo", (ROOT / "Makefile").read_text(), re.S).group(1)
     for flag in ("--nbval-lax", "--nbval-current-env", "--nbval-cell-timeout=1800", "lloydbook.nbval_keep", "loadfile"):
         assert flag in recipe and flag in cmd
     assert cmd[cmd.index("-n") + 1] == "2" and "-n $(NBVAL_WORKERS)" in recipe
-    with pytest.raises(ValueError, match="workers"):
-        robust.nbval_command(["book/01_lloyd.ipynb"], tmp_path / "k", tmp_path / "r.json", workers=0)
-    assert cmd[:3] == ["py", "-m", "pytest"] and cmd[-1] == "book/01_lloyd.ipynb" and "-x" not in cmd
+    assert cmd[:3] == [sys.executable, "-m", "pytest"] and cmd[-1] == "book/01_lloyd.ipynb" and "-x" not in cmd
     assert cmd[cmd.index("--nbval-keep-dir") + 1] == str(tmp_path / "k")
     assert cmd[cmd.index("-p", cmd.index("--nbval-keep-dir")) + 1] == "lloydbook.robust_cells"
 

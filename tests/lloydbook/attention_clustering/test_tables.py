@@ -27,13 +27,15 @@ def test_training_tables():
     rate = {(f, 0.3): 0.9 for f in ac.FORMS}
     assert len(acb.pgd_table(pop, rate, rate).rows) == 2
     sgd = {(0.3, f, "manifold", 0.0): pop[0.3, f, "manifold"] for f in ac.FORMS}
-    assert len(acb.sgd_table(sgd).rows) == 2
+    t = acb.sgd_table(sgd)
+    assert t.header[:3] == ["σ", "form", "initialisation"] and t.rows[1][:3] == ["σ=0.3", ac.FORMS[1], "manifold"]
     scan = {0.0: pop[0.3, "R2", "sphere"], 0.1: pop[0.3, "R1", "sphere"]}
     P = type("P", (), {"reg_check_step": 10, "reg_steps": 20})
     assert len(acb.penalty_table(scan, 1, P).rows) == 2
     assert len(acb.update_table({("R1", "riemannian"): pop[0.3, "R1", "manifold"]}, mu).rows) == 1
     three = {("R2", "sphere", 0.1): pop[0.3, "R2", "sphere"]}
-    assert len(acb.three_heads_table({"R1": pop[0.3, "R1", "manifold"]}, three).rows) == 2
+    t = acb.three_heads_table({"R1": pop[0.3, "R1", "manifold"]}, three)
+    assert len(t.rows) == 2 and t.rows[1][1] == "sphere, γ=0.1"
     res_cmp = {(0.3, 20, "a"): (0.5, 0.25, 0.01)}
     P = type("P", (), {"cmp_sigma": [0.3], "cmp_L": [20]})
     assert acb.comparison_table(res_cmp, ["a"], P).rows == [["a", "0.500 / 0.250"]]

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from lloydbook import lemmas
+from lloydbook.lemmas import figures
 from lloydlib import theory as T
 from lloydlib.theory.sandwich import SandwichResult
 
@@ -29,7 +30,7 @@ def test_int_ticks_label_a_log_axis_with_the_integers():
     fig, ax = plt.subplots()
     ax.set_xscale("log")
     ax.plot([1, 64], [1, 2])
-    lemmas.int_ticks(ax, (2, 8, 32))
+    figures._int_ticks(ax, (2, 8, 32))
     fig.canvas.draw()
     np.testing.assert_array_equal(ax.get_xticks(), [2, 8, 32])
     assert [t.get_text() for t in ax.get_xticklabels()] == ["2", "8", "32"]

@@ -12,8 +12,6 @@ import torch
 from _support import assert_raises_naming
 
 from lloydbook import lemmas
-from lloydbook.book import Chapter
-from lloydbook.lemmas import searches
 from lloydlib import theory as T
 from lloydlib.theory.sandwich import SandwichResult
 
@@ -28,7 +26,6 @@ def violated(*args, **kwargs):
 
 # ----------------------------------------------------------------------------------------- small helpers
 def test_constants_name_every_term_of_table2():
-    assert lemmas.ARROW == {1: "↑", -1: "↓", 0: "–"}
     assert list(lemmas.TERM_NAMES) == lemmas.TERMS
     assert lemmas.TERM_NAMES["rho_p"] == "ρ'" and lemmas.TERM_NAMES["Gamma1"] == "Γ1"
     derived = T.table2_derived()
@@ -198,16 +195,18 @@ def test_gamma_sweep_raises_on_a_counterexample(monkeypatch):
         lemmas.gamma_sweep("I.6", [0.5], 2, SW, seed=0)
 
 
-def test_slack_curve_one_ratio_per_value_seeded():
-    out = lemmas.slack_curve("I.5", "m_p", [1, 2], 2, SW, seed=0)
-    assert out.shape == (2,) and ((0 < out) & (out <= 1 + 1e-9)).all()  # observed / kappa2, at most 1
-    np.testing.assert_array_equal(lemmas.slack_curve("I.5", "m_p", [1, 2], 2, SW, seed=0), out)
+def test_attention_sweep_one_result_per_value_seeded():
+    out = lemmas.attention_sweep("I.5", "m_p", [1, 2], 2, SW, seed=0)
+    assert all(r.bound == pytest.approx(4.0) for r in out)  # kappa2 = m rho' = 4, whatever m' is
+    assert all(0 < r.ratio <= r.bound * (1 + 1e-9) for r in out)
+    again = lemmas.attention_sweep("I.5", "m_p", [1, 2], 2, SW, seed=0)
+    assert [r.ratio for r in again] == [r.ratio for r in out]
 
 
-def test_slack_curve_raises_on_a_counterexample(monkeypatch):
+def test_attention_sweep_raises_on_a_counterexample(monkeypatch):
     monkeypatch.setattr(T, "attention_sandwich", violated)
-    with pytest.raises(AssertionError, match="counterexample to Lemma I.7 at m=3: 2.0 > 1.0"):
-        lemmas.slack_curve("I.7", "m", [3], 2, SW, seed=0)
+    with pytest.raises(AssertionError, match="counterexample to Lemma I.7 at m=3: ratio 2.0 > 1.0"):
+        lemmas.attention_sweep("I.7", "m", [3], 2, SW, seed=0)
 
 
 def test_head_slack_rows_at_table3s_quantities():
@@ -241,46 +240,6 @@ def test_h1_rows_hold_with_the_stated_bounds():
 
 
 # ----------------------------------------------------------------------------------------- Theorem I.1
-def test_phi_factor_grid_lies_within_one_and_twelve():
-    lo, hi = lemmas.phi_factor_grid(30, seed=1)
-    assert 1 - 1e-12 <= lo <= hi <= 12
-    assert lemmas.phi_factor_grid(30, seed=1) == (lo, hi)
-    assert lemmas.phi_factor_grid(30, seed=2) != (lo, hi)
-    first, same = lemmas.phi_factor_grid(1, seed=1)  # the first draw of the same seed: inside the range
-    assert first == same and lo <= first <= hi
-
-
-# A setting that the chapter's draw at book seed 3 holds (Chapter("lemmas", 3).seed("phi-factor"), the 209th
-# finite one): phi = 1.13e308 is a float, phi_sum = 2.16e308 is not (issue 36: "phi_sum/phi from 1.41 to inf")
-OVERFLOWING = (448, 5, 22.60735251144724, 27.06543787484464, 56.1512416995452, 1.9142522370228445,
-               1.6676455593024373, 1.6329052846254921)  # fmt: skip
-
-
-def high_precision_ratio(args, dps=60):
-    with mpmath.workdps(dps):
-        return float(T.phi_sum(*args, backend="mpmath") / T.phi(*args, backend="mpmath"))
-
-
-def test_phi_factor_grid_where_phi_sum_overflows_a_float(monkeypatch):
-    phi = T.phi(*OVERFLOWING)
-    assert math.isfinite(phi) and phi > 1e308 and T.phi_sum(*OVERFLOWING) == math.inf  # the float ratio: inf
-    want = high_precision_ratio(OVERFLOWING)
-    assert want == pytest.approx(1.9154541275359362, rel=1e-15)
-    monkeypatch.setattr(searches, "_phi_settings", lambda points, seed: iter([(OVERFLOWING, phi)]))
-    lo, hi = lemmas.phi_factor_grid(1, seed=0)
-    assert lo == hi == pytest.approx(want, rel=1e-13)
-
-
-def test_phi_factor_grid_at_the_draw_that_overflowed():
-    seed = Chapter("lemmas", 3).seed("phi-factor")  # the chapter's draw with book.setup's seed set to 3
-    settings = [args for args, _ in searches._phi_settings(400, seed)]
-    assert OVERFLOWING in settings
-    ratios = [high_precision_ratio(args, dps=30) for args in settings]
-    lo, hi = lemmas.phi_factor_grid(400, seed)
-    assert math.isfinite(hi) and 1 <= lo <= hi <= 12  # was (1.41, inf)
-    assert (lo, hi) == (pytest.approx(min(ratios), rel=1e-13), pytest.approx(max(ratios), rel=1e-13))
-
-
 def test_eq170_grid_and_what_it_detects(monkeypatch):
     assert lemmas.eq170_grid(30, seed=1) == (True, True)
     with monkeypatch.context() as mp:

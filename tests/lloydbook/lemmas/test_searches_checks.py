@@ -16,6 +16,7 @@ from lloydbook import lemmas
 from lloydlib import theory as T
 
 SW = dict(restarts=1, steps=2, random_pairs=2)  # the least search effort: these calls fail before any search
+PAPER = dict(d=4, k=6, n=512)  # the paper's task
 
 
 # ----------------------------------------------------------------------------------------- the three
@@ -31,13 +32,13 @@ def test_softmax_region_grid_bad_m_max_and_deltas_name_them():
     assert lemmas.softmax_region_grid(2, (0.0, 1.0)) == (True, 1, 0)  # a tuple of deltas is fine
 
 
-def test_phi_factor_grid_bad_points_and_seed_name_them(monkeypatch):
-    assert_raises_naming(lambda: lemmas.phi_factor_grid(0, seed=1), ValueError, ["points", ">= 1", "got 0"])
-    assert_raises_naming(lambda: lemmas.phi_factor_grid(-5, seed=1), ValueError, ["points", ">= 1", "got -5"])
-    assert_raises_naming(lambda: lemmas.phi_factor_grid(3.0, seed=1), TypeError, ["points", "integer", "3.0"])
-    assert_raises_naming(lambda: lemmas.phi_factor_grid(3, seed=-1), ValueError, ["seed", ">= 0", "got -1"])
+def test_phi_factors_bad_points_and_seed_name_them(monkeypatch):
+    assert_raises_naming(lambda: lemmas.phi_factors(0, 1, PAPER), ValueError, ["points", ">= 1", "got 0"])
+    assert_raises_naming(lambda: lemmas.phi_factors(-5, 1, PAPER), ValueError, ["points", ">= 1", "got -5"])
+    assert_raises_naming(lambda: lemmas.phi_factors(3.0, 1, PAPER), TypeError, ["points", "integer", "3.0"])
+    assert_raises_naming(lambda: lemmas.phi_factors(3, -1, PAPER), ValueError, ["seed", ">= 0", "got -1"])
     monkeypatch.setattr(T, "phi", lambda *args: math.inf)  # no setting with a finite phi: no ratio to take
-    assert_raises_naming(lambda: lemmas.phi_factor_grid(3, seed=1), ValueError, ["points=3", "seed=1", "finite phi"])
+    assert_raises_naming(lambda: lemmas.phi_factors(3, 1, PAPER), ValueError, ["points=3", "seed=1", "finite phi"])
 
 
 def test_h1_rows_bad_ks_name_them():
@@ -72,8 +73,8 @@ def test_head_slack_rows_and_theorem1_searches_check_the_task():
 def test_sweeps_refuse_empty_or_unknown_settings():
     assert_raises_naming(lambda: lemmas.gamma_sweep("I.5", [], 2, SW, seed=0), ValueError, ["gammas", "at least 1"])
     assert_raises_naming(lambda: lemmas.gamma_sweep("I.5", [-1.0], 2, SW, 0), ValueError, ["gammas[0]", "> 0"])
-    assert_raises_naming(lambda: lemmas.slack_curve("I.5", "foo", [1], 2, SW, 0), ValueError, ["vary", "'foo'"])
-    assert_raises_naming(lambda: lemmas.slack_curve("I.5", "m", [], 2, SW, 0), ValueError, ["values", "at least 1"])
+    assert_raises_naming(lambda: lemmas.attention_sweep("I.5", "foo", [1], 2, SW, 0), ValueError, ["vary", "'foo'"])
+    assert_raises_naming(lambda: lemmas.attention_sweep("I.5", "m", [], 2, SW, 0), ValueError, ["values", "at least 1"])
 
 
 def test_lipschitz_measurements_bad_ds_and_tasks_name_them():
@@ -147,7 +148,7 @@ def test_the_searches_that_draw_take_a_seed_and_check_it():
         "h1_rows": lambda s: lemmas.h1_rows((2,), seed=s),
         "theorem1_searches": lambda s: lemmas.theorem1_searches(2, 3, 4, [1.0], SW, seed=s),
         "lipschitz_measurements": lambda s: lemmas.lipschitz_measurements([2], 3, 4, 1, seed=s),
-        "phi_factor_grid": lambda s: lemmas.phi_factor_grid(3, seed=s),
+        "phi_factors": lambda s: lemmas.phi_factors(3, s, PAPER),
         "eq170_grid": lambda s: lemmas.eq170_grid(3, seed=s),
     }
     for name, draw in draws.items():

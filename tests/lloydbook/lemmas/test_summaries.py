@@ -3,12 +3,14 @@ against the formulas they come from, and the rows of the tables that show its se
 
 import math
 
+import mpmath
 import pytest
 import sympy as sp
 import torch
 
 from lloydbook import lemmas
-from lloydbook.book import params
+from lloydbook.book import Chapter, params
+from lloydbook.lemmas import searches, summaries
 from lloydbook.scales import SCALES
 from lloydbook.tables import Table
 from lloydlib import theory as T
@@ -102,12 +104,55 @@ def test_explicit_pair_table_against_phi_in_the_weak_attention_limit():
 def test_phi_factors_random_and_at_the_paper_task():
     fac = lemmas.phi_factors(30, 1, PAPER)
     assert list(fac) == ["lo", "hi", "oh", "bn"]
-    assert (fac["lo"], fac["hi"]) == lemmas.phi_factor_grid(30, seed=1)
+    assert 1 - 1e-12 <= fac["lo"] <= fac["hi"] <= 12
+    assert lemmas.phi_factors(30, 1, PAPER) == fac and lemmas.phi_factors(30, 2, PAPER)["lo"] != fac["lo"]
+    first = lemmas.phi_factors(1, 1, PAPER)  # the first draw of the same seed: inside the range
+    assert first["lo"] == first["hi"] and fac["lo"] <= first["lo"] <= fac["hi"]
     for emb in ("OH", "BN"):
         d_E, D = T.dims(4, 6, emb)
         a = (512, 6, 4, d_E, D, 1.0, 1.0, 1.0)
         assert fac[emb.lower()] == pytest.approx(T.phi_sum(*a) / T.phi(*a), rel=1e-9)
         assert 1 <= fac[emb.lower()] <= 12
+
+
+# A setting that the chapter's draw at book seed 3 holds (Chapter("lemmas", 3).seed("phi-factor"), the 209th
+# finite one): phi = 1.13e308 is a float, phi_sum = 2.16e308 is not (issue 36: "phi_sum/phi from 1.41 to inf")
+OVERFLOWING = (
+    448,
+    5,
+    22.60735251144724,
+    27.06543787484464,
+    56.1512416995452,
+    1.9142522370228445,
+    1.6676455593024373,
+    1.6329052846254921,
+)
+
+
+def high_precision_ratio(args, dps=60):
+    with mpmath.workdps(dps):
+        return float(T.phi_sum(*args, backend="mpmath") / T.phi(*args, backend="mpmath"))
+
+
+def test_phi_factors_where_phi_sum_overflows_a_float(monkeypatch):
+    phi = T.phi(*OVERFLOWING)
+    assert math.isfinite(phi) and phi > 1e308 and T.phi_sum(*OVERFLOWING) == math.inf  # the float ratio: inf
+    want = high_precision_ratio(OVERFLOWING)
+    assert want == pytest.approx(1.9154541275359362, rel=1e-15)
+    monkeypatch.setattr(summaries, "_phi_settings", lambda points, seed: iter([(OVERFLOWING, phi)]))
+    fac = lemmas.phi_factors(1, 0, PAPER)
+    assert fac["lo"] == fac["hi"] == pytest.approx(want, rel=1e-13)
+
+
+def test_phi_factors_at_the_draw_that_overflowed():
+    seed = Chapter("lemmas", 3).seed("phi-factor")  # the chapter's draw with book.setup's seed set to 3
+    settings = [args for args, _ in searches._phi_settings(400, seed)]
+    assert OVERFLOWING in settings
+    ratios = [high_precision_ratio(args, dps=30) for args in settings]
+    fac = lemmas.phi_factors(400, seed, PAPER)
+    lo, hi = fac["lo"], fac["hi"]
+    assert math.isfinite(hi) and 1 <= lo <= hi <= 12  # was (1.41, inf)
+    assert (lo, hi) == (pytest.approx(min(ratios), rel=1e-13), pytest.approx(max(ratios), rel=1e-13))
 
 
 def test_training_settings_quote_the_race_and_the_learning_chapters():
