@@ -1,6 +1,5 @@
 """Starting a chapter: :func:`setup` returns a :class:`Chapter` that knows its key, its settings at the active
-scale and the paper's, glues under its prefix, derives seeds by name and owns its claims (``ch.rows``);
-``glue`` and :mod:`lloydbook.scales`' ``params`` and ``scale`` re-exported.
+scale and the paper's, glues under its prefix, derives seeds by name and owns its claims (``ch.rows``).
 
 A chapter's key is its notebook's name without the number, ``_`` written ``-`` (``book/06_many_steps.ipynb``
 is ``many-steps``): the prefix of its glue names and claim ids (``tests/lloydbook/test_book.py`` checks it)::
@@ -10,11 +9,9 @@ is ``many-steps``): the prefix of its glue names and claim ids (``tests/lloydboo
     X, C0 = L.sample_tasks(..., seed=ch.seed("gap-tasks"))
     ch.glue("gap-ne-first", gap[0])  # glued as "shapes-gap-ne-first", not displayed
 
-Every random draw of a chapter derives from its seed value, ``LLOYD_SEED`` (default 0, read here, by
-:func:`setup`, and nowhere else): ``ch.seed(name)`` for the draws the chapter makes, and the bootstrap of the
-evidence it decides claims on (:mod:`lloydbook.claims.evidence`), through the chapter's rows
-(:class:`lloydbook.claims.SeededRows`). Trained runs are data: their seeds are settings, not draws, and do not
-change with it.
+Every random draw of a chapter derives from its seed value, ``LLOYD_SEED`` (default 0, read by :func:`setup` and
+nowhere else): ``ch.seed(name)`` for the draws the chapter makes, and ``ch.judge`` for the bootstrap of the evidence
+it decides claims on. Trained runs are data: their seeds are settings, not draws, and do not change with it.
 """
 
 from __future__ import annotations
@@ -88,10 +85,10 @@ def lloyd_seed() -> int:
 
 
 class Chapter:
-    """A running chapter: its ``key``, settings ``P`` (at the active scale) and ``paper`` (at the paper's),
-    its rows ``rows`` (a :class:`lloydbook.claims.SeededRows`: the claims and open rows it records, and its seed
-    value ``seed_value``), its ``judge`` of stated parts (:class:`lloydbook.claims.evidence.Judge`, drawing from that
-    seed), and the glue, seeds and claims that carry its key. Made by :func:`setup`."""
+    """A running chapter: its ``key``, settings ``P`` (at the active scale) and ``paper`` (at the paper's), its
+    ``rows`` (a :class:`lloydbook.claims.SeededRows`: the rows it records and its ``seed_value``), its ``judge`` of
+    stated parts (:class:`lloydbook.claims.evidence.Judge`, drawing from that seed), and the glue, seeds and claims
+    that carry its key. Made by :func:`setup`."""
 
     def __init__(self, key: str, seed_value: int = 0):
         if not isinstance(key, str):
@@ -101,7 +98,6 @@ class Chapter:
         self.P = params(CHAPTERS[key])
         self.paper = params(CHAPTERS[key], "paper")
         self.rows = claims.SeededRows(self.key, seed_value)
-        #: the chapter's judge of stated parts: part p's bootstrap draws from the chapter's seed of "bootstrap: p"
         self.judge = claims.evidence.Judge.at(seed_value, self.key)
         self._expected: dict[str, str] = {}
         self._post_hoc: dict[str, bool] = {}
@@ -143,9 +139,8 @@ class Chapter:
         :func:`lloydlib.training.derive_seed`)."""
         return self.rows.seed(name)
 
-    def claim_id(self, name: str) -> str:
-        """The claim id ``<key>-<name>``."""
-        return self.name(name)
+    #: the claim id ``<key>-<name>``, formed and checked as a glue name
+    claim_id = name
 
     def record(self, name: str, **row) -> None:
         """:meth:`lloydbook.claims.Rows.record` of the claim ``<key>-<name>`` into this chapter's rows (``ch.rows``
@@ -161,28 +156,26 @@ class Chapter:
         as ``expected``, its ``evidence`` parts judged, its ``setting``) into this chapter's rows; glues the
         verdict as ``v-<name>``. Returns None (the row is in ``ch.rows``)."""
         self._check_expected(name, row.get("expected"), row.get("source", ""))
-        post_hoc = self._post_hoc.get(name, False)
-        claims.evidence.decide(self.claim_id(name), **row, into=self.rows, post_hoc=post_hoc)
+        claims.evidence.decide(self.claim_id(name), **row, into=self.rows, post_hoc=self._post_hoc.get(name, False))
         self.glue(f"v-{name}", row["expected"])
 
     def expect(self, name: str, runs=None, *, paper_setting: bool | None = None) -> str:
         """The verdict the claim ``<key>-<name>`` expects, stated before its evidence is computed
         (:mod:`lloydbook.expectations`): the paper's statement when the claim is decided at the paper's setting,
         else the pilot's, if one is stated (a pilot on the claim's own runs marks its row post hoc). Give the
-        ``runs`` (or configs) the claim reads, which are at the paper's setting when every one is a config of the
-        paper-scale sweeps (:func:`lloydbook.sweeps.at_paper`),
-        or, for a claim that reads no training run, ``paper_setting``. ``decide`` and ``record`` in the
-        chapters with expectations refuse a claim whose expectation was not asked for first."""
+        ``runs`` (or configs) the claim reads, at the paper's setting when every one is a config of the paper-scale
+        sweeps (:func:`lloydbook.sweeps.at_paper`), or, for a claim that reads no training run, ``paper_setting``.
+        ``decide`` and ``record`` in the chapters with expectations refuse a claim whose expectation was not asked
+        for first."""
         if (runs is None) == (paper_setting is None):
             raise ValueError(f"give exactly one of runs and paper_setting for claim {self.claim_id(name)!r}")
         if runs is not None:
             paper_setting = at_paper(runs)
         elif not isinstance(paper_setting, bool):
             raise TypeError(f"paper_setting must be a bool, got {paper_setting!r}")
-        verdict = expectations.expected(self.claim_id(name), paper_setting)
-        self._expected[name] = verdict
+        self._expected[name] = expectations.expected(self.claim_id(name), paper_setting)
         self._post_hoc[name] = expectations.post_hoc(self.claim_id(name), paper_setting)
-        return verdict
+        return self._expected[name]
 
     def at_paper(self, *names: str) -> bool:
         """Whether this scale's settings ``names`` (keys of ``P``) are the paper's (``paper``): the
@@ -204,11 +197,11 @@ class Chapter:
             raise ValueError(
                 f"claim {cid!r} is decided expecting {verdict!r}, but ch.expect stated {self._expected[name]!r}"
             )
-        beyond = str(source).startswith("beyond the paper")
-        if beyond == expectations.EXPECTATIONS[cid].of_paper:
+        of_paper = expectations.EXPECTATIONS[cid].of_paper
+        if str(source).startswith("beyond the paper") == of_paper:
             raise ValueError(
-                f"claim {cid!r}: its source {source!r} and lloydbook.expectations (of_paper="
-                f"{expectations.EXPECTATIONS[cid].of_paper}) disagree on whether it is the paper's"
+                f"claim {cid!r}: its source {source!r} and lloydbook.expectations (of_paper={of_paper}) disagree on "
+                "whether it is the paper's"
             )
 
     def open(self, name: str, **row) -> None:
@@ -218,11 +211,9 @@ class Chapter:
         open_row = self.rows.open_row(self.claim_id(name), **row)
         self.glue(f"v-{name}", open_row.verdict)
 
-    @staticmethod
-    def setting(**fields) -> str:
-        """A claim's setting as text (:func:`lloydbook.tables.setting_text`): ``setting(n=32, d=[4, 16], k=6,
-        steps=6000, seeds=10)`` is ``"n=32, d in {4, 16}, k=6; 6,000 steps; 10 seeds"``."""
-        return setting_text(**fields)
+    #: a claim's setting as text: ``setting(n=32, d=[4, 16], k=6, steps=6000, seeds=10)`` is
+    #: ``"n=32, d in {4, 16}, k=6; 6,000 steps; 10 seeds"``
+    setting = staticmethod(setting_text)
 
     def settings(self, rows) -> object:
         """The settings table of rows ``(setting, paper, this build)``; glues ``ndepart`` (rows that depart
@@ -256,9 +247,6 @@ def setup(chapter: str, seed_value: int | None = None) -> Chapter:
 
     The chapter's seed value is ``seed_value``, by default (None) the environment's ``LLOYD_SEED``
     (:func:`lloyd_seed`); python's, numpy's and torch's global generators are seeded with it too.
-
-    Whatever records a row or decides a part is given the chapter (or its ``rows`` and ``judge``): nothing
-    is kept outside it.
     """
     source = "LLOYD_SEED" if seed_value is None else "seed_value"
     ch = Chapter(chapter, lloyd_seed() if seed_value is None else seed_value)

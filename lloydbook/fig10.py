@@ -1,13 +1,9 @@
 """Figure 10's findings (Leaner paper, Figs. 2a and 10), each stated once, on the runs of one d.
 
-:func:`parts` states each finding of the figure for the runs ``G[(d, tau, embedding, loss)]`` (one run a seed)
-and returns a :class:`lloydbook.findings.Part` per finding, in the book's evidence vocabulary
-(:mod:`lloydbook.claims.evidence`), with the runs it reads (which decide whether the claim is at the paper's
-setting, and its setting). The same parts are decided by chapter 04 on this build's runs at d=4 (Fig. 10a) and
-d=32 (Fig. 10b), on the sweep ``fig10a-paper`` recorded at the paper's own setting on the CPU
-(:func:`recorded_groups`, :func:`recorded_parts`), and on the paper-scale sweep at
-d=32 once recorded (:func:`lloydbook.findings.on_paper_sweep`). Every comparison of two settings is paired by seed: the runs of one
-seed see the same tasks.
+:func:`parts` states them on the runs ``G[(d, tau, embedding, loss)]`` (one run a seed); chapter 04 decides them on
+this build's runs at d=4 (Fig. 10a) and d=32 (Fig. 10b), on the recorded sweep ``fig10a-paper``
+(:func:`recorded_parts`) and on the paper-scale sweep. Every comparison of two settings is paired by seed: the runs of
+one seed see the same tasks.
 """
 
 from __future__ import annotations
@@ -192,14 +188,15 @@ def recorded_groups(runs, d: int, taus, embeddings, losses, seed_sets=SEED_SETS)
 def recorded_parts(sweep: RecordedSweep, *, judge: Judge) -> dict[str, Part]:
     """Figure 10's findings on the recorded ``sweep`` (at its one d, over its temperatures, embeddings and losses):
     name -> :class:`Part` (:func:`lloydbook.findings.recorded_parts`). A finding reads the smallest and largest tau
-    (every tau for ``larger-tau-ordered``) on the largest complete seed set (:func:`recorded_groups`); where those
-    runs are not all recorded, it is an open row naming the runs still missing."""
-    d, taus, embeddings, losses = sweep.fixed("d"), *(sweep.values(f) for f in ("tau", "embedding", "loss"))
-    rec = recorded_groups(sweep.runs, d, taus, embeddings, losses)
-    found = parts(rec.groups, d, rec.values, embeddings, losses, judge=judge) if rec.values else {}
-    kw = dict(every={"larger-tau-ordered"}, complete=rec.values == tuple(taus), missing=sweep.missing,
-              tiers=sweep.tiers, axis="tau")  # fmt: skip
-    return findings.recorded_parts(found, statements(taus), **kw)
+    (every tau for ``larger-tau-ordered``) on the largest complete seed set; where those runs are not all recorded, it
+    is an open row naming the runs still missing."""
+    d, embeddings, losses = sweep.fixed("d"), sweep.values("embedding"), sweep.values("loss")
+
+    def parts_of(G, taus):
+        return parts(G, d, taus, embeddings, losses, judge=judge)
+
+    key, say = ("d", "tau", "embedding", "loss"), statements(sweep.values("tau"))
+    return findings.recorded_parts(sweep, "tau", key, parts_of, say, every={"larger-tau-ordered"})
 
 
 #: where the collapse finding comes from: none of the paper's (it explains Fig. 10's NE at tau=1)

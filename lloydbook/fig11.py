@@ -1,11 +1,8 @@
 """Figure 11's findings (Leaner paper, Fig. 11: Adam's initial learning rate), each stated once, at one d.
 
-:func:`parts` states, for the runs ``G[(d, lr, embedding, loss)]`` (one run a seed) at one d, the paper's two findings
-(the smallest rate is monotone but slow; the rates it calls large at that d are non-monotone and end worse) and, where
-the paper names no rate at ``eta`` = 0.1, one beyond the paper (0.1 is already a large rate there), as
-:class:`lloydbook.findings.Part` s. Chapter 05 decides them on this build's runs (Fig. 11a at d=4, Fig. 11b at
-d=32), :func:`recorded_parts` on the sweep ``fig11a-paper`` (Fig. 11a at the paper's own setting, recorded on the
-CPU), and :func:`lloydbook.findings.on_paper_sweep` on the paper's own sweep once a machine recorded it. A run's monotonicity is read off
+:func:`parts` states, on the runs ``G[(d, lr, embedding, loss)]`` (one run a seed), the paper's two findings (the
+smallest rate is monotone but slow; the rates it calls large at that d are non-monotone and end worse) and, where the
+paper names no rate at ``eta`` = 0.1, one beyond the paper. A run's monotonicity is read off
 :func:`lloydbook.learning.largest_rise`; the runs of every embedding and regulariser are pooled, and two rates are
 compared paired by (embedding, loss, seed): the same seeds see the same tasks at every rate.
 """
@@ -76,8 +73,8 @@ def large_rates(d: int, lrs, large: float | None = None) -> list:
 
 
 def statements(d: int, lrs, large: float | None = None) -> dict[str, tuple[str, str]]:
-    """Figure 11's findings at ``d`` over the rates ``lrs`` in words, as (statement, the paper's value): name -> that
-    pair (the words of :func:`parts`; ``lr-01-large`` only where 0.1 is trained and not a large rate)."""
+    """Figure 11's findings at ``d`` over the rates ``lrs``: name -> (statement, the paper's value), the words of
+    :func:`parts` (``lr-01-large`` only where 0.1 is trained and not a large rate)."""
     hi, lo, mid, q = large_rates(d, lrs, large), min(lrs), DEFAULT_LR, min(LARGE_LR.values())
     out = {
         "lr-small-monotone-slow": (
@@ -103,12 +100,8 @@ def statements(d: int, lrs, large: float | None = None) -> dict[str, tuple[str, 
 
 def parts(G: dict, d: int, lrs, embeddings, losses, *, large: float | None = None, judge: Judge) -> dict[str, Part]:
     """Figure 11's findings at ``d`` on the runs ``G`` (``(d, lr, embedding, loss)`` -> runs, one per seed) over the
-    rates ``lrs``, the ``embeddings`` and ``losses`` pooled: name -> :class:`Part`. ``lr-small-monotone-slow``: the
-    smallest rate's median largest rise is below :data:`MONOTONE` and it ends above :data:`DEFAULT_LR`;
-    ``lr-large-nonmonotone-worse``: every large rate (:func:`large_rates`) has a median largest rise above
-    :data:`NON_MONOTONE` and ends above :data:`DEFAULT_LR`; ``lr-01-large`` (beyond the paper, only where 0.1 is
-    trained and not a large rate, d=4): 0.1 is non-monotone and ends more than :data:`MARGIN` above
-    :data:`DEFAULT_LR`. Every comparison of two rates is paired by (embedding, loss, seed)."""
+    rates ``lrs``, the ``embeddings`` and ``losses`` pooled: name -> :class:`Part`, one per finding of
+    :func:`statements`. Every comparison of two rates is paired by (embedding, loss, seed)."""
     hi = large_rates(d, lrs, large)
     lrs, mid = sorted(lrs), DEFAULT_LR
     pooled = {lr: [r for e in embeddings for l in losses for r in G[(d, lr, e, l)]] for lr in lrs}
@@ -158,16 +151,15 @@ def recorded_parts(sweep: RecordedSweep, *, judge: Judge) -> dict[str, Part]:
     or the large ones, or 0.1, each with :data:`DEFAULT_LR`) on the largest seed set complete at the smallest and
     largest rate; where those runs are not all recorded, it is an open row naming the runs still missing."""
     d, lrs, embeddings, losses = sweep.fixed("d"), *(sweep.values(f) for f in ("lr", "embedding", "loss"))
-    say, hi, q = statements(d, lrs), large_rates(d, lrs), min(LARGE_LR.values())
-    cells = {lr: [(d, lr, e, l) for e in embeddings for l in losses] for lr in lrs}
-    rec = findings.recorded_groups(sweep.runs, ("d", "lr", "embedding", "loss"), cells)
-    found = {}
-    if {lrs[0], DEFAULT_LR, *hi} <= set(rec.values):
-        found = parts(rec.groups, d, rec.values, embeddings, losses, judge=judge)
+    hi, q = large_rates(d, lrs), min(LARGE_LR.values())
+
+    def parts_of(G, rates):
+        return parts(G, d, rates, embeddings, losses, judge=judge)
+
     reads = {  # the rates each finding reads (see parts)
         "lr-small-monotone-slow": lambda c: c.lr in (lrs[0], DEFAULT_LR),
         "lr-large-nonmonotone-worse": lambda c: c.lr in (*hi, DEFAULT_LR),
         "lr-01-large": lambda c: c.lr in (q, DEFAULT_LR),
     }
-    kw = dict(every=set(), complete=rec.values == tuple(lrs), missing=sweep.missing, tiers=sweep.tiers, axis="lr")
-    return findings.recorded_parts(found, say, **kw, reads=reads)
+    key, needs = ("d", "lr", "embedding", "loss"), {lrs[0], DEFAULT_LR, *hi}
+    return findings.recorded_parts(sweep, "lr", key, parts_of, statements(d, lrs), needs=needs, reads=reads)

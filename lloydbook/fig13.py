@@ -1,12 +1,9 @@
 """Figure 13's findings (Leaner paper, Fig. 13: points per training task), each stated once.
 
-:func:`parts` states, for the runs ``G[(n, embedding, loss)]`` (one run a seed, each setting validated at its own
-n), the paper's finding (the training n makes little difference) and one beyond the paper (below three points per
-cluster, training ends worse), as :class:`lloydbook.findings.Part` s (:func:`statements` gives the paper's words).
-Chapter 05 decides them on this build's runs, :func:`recorded_parts` the paper's on the recorded sweep
-``fig13a-paper`` (the paper's n but 1024, trained on the CPU), and :func:`lloydbook.findings.on_paper_sweep` on its
-own sweep once a machine recorded it. Each n is compared with the reference ``n0`` per embedding and regulariser,
-unpaired: runs of different n see different tasks.
+:func:`parts` states, on the runs ``G[(n, embedding, loss)]`` (one run a seed, each setting validated at its own n),
+the paper's finding (the training n makes little difference) and one beyond the paper (below three points per cluster,
+training ends worse). Each n is compared with the reference ``n0`` per embedding and regulariser, unpaired: runs of
+different n see different tasks.
 """
 
 from __future__ import annotations
@@ -56,10 +53,10 @@ def parts(
     G: dict, ns, n0: int, embeddings, losses, *, k: int, min_ppc: float = MIN_PPC, judge: Judge
 ) -> dict[str, Part]:
     """Figure 13's findings on the runs ``G`` (``(n, embedding, loss)`` -> runs, one per seed) over the ``ns``, with
-    the reference ``n0`` (one of ``ns``) and ``k`` clusters: name -> :class:`Part`. ``n-little-difference``: at every
-    other n with at least ``min_ppc`` points per cluster, each (embedding, loss)'s median final relative loss is
-    within :data:`N_TOL` of n0's; ``n-too-few-points`` (beyond the paper): at every n with fewer, it ends above n0's
-    (undetermined, so an open row, when no n of ``ns`` has fewer). Unpaired (different n, different tasks)."""
+    the reference ``n0`` (one of ``ns``) and ``k`` clusters: name -> :class:`Part`. ``n-little-difference``: as
+    :func:`statements` words it, at the n :func:`compared`; ``n-too-few-points`` (beyond the paper): at every n with
+    fewer than ``min_ppc`` points per cluster, each (embedding, loss) ends above n0's (undetermined, so an open row,
+    when no n of ``ns`` has fewer). Unpaired (different n, different tasks)."""
     ns = sorted(ns)
     if n0 not in ns or n0 / k < min_ppc:
         raise ValueError(f"n0 must be one of ns={ns} with at least {min_ppc} points per cluster at k={k}, got {n0!r}")
@@ -109,23 +106,20 @@ def parts(
 
 def recorded_parts(sweep: RecordedSweep, n0: int, *, judge: Judge) -> dict[str, Part]:
     """Figure 13's finding of the paper on the recorded ``sweep`` (at its one k, over its ns, each with at least
-    :data:`MIN_PPC` points per cluster, embeddings and losses), against ``n0``: name -> :class:`Part`
-    (:func:`lloydbook.findings.recorded_parts`). ``n-little-difference`` reads every n, on the largest seed set complete
-    at all of them; until then it is an open row naming the runs still missing. (``n-too-few-points`` is beyond the
-    paper's n; no recorded n has too few.)"""
+    :data:`MIN_PPC` points per cluster), against ``n0``: name -> :class:`Part`. ``n-little-difference`` reads every n,
+    on the largest seed set complete at all of them; until then it is an open row naming the runs still missing."""
     k, ns, embeddings, losses = sweep.fixed("k"), *(sweep.values(f) for f in ("n", "embedding", "loss"))
     if n0 not in ns or ns[0] / k < MIN_PPC:
         raise ValueError(
             f"n0 must be an n of the sweep {sweep.name!r}, whose ns must each have at least {MIN_PPC} points per "
             f"cluster at k={k}; got n0={n0!r} and ns {ns}"
         )
-    cells = {n: [(n, e, l) for e in embeddings for l in losses] for n in ns}
-    rec = findings.recorded_groups(sweep.runs, ("n", "embedding", "loss"), cells)
-    complete = rec.values == tuple(ns)
-    found = parts(rec.groups, ns, n0, embeddings, losses, k=k, judge=judge) if complete else {}
+
+    def parts_of(G, _):
+        return parts(G, ns, n0, embeddings, losses, k=k, judge=judge)
+
     say = statements(compared(ns, n0, k=k), n0, embeddings, losses)
-    kw = dict(every=set(say), complete=complete, missing=sweep.missing, tiers=sweep.tiers, axis="n")
-    return findings.recorded_parts({n: p for n, p in found.items() if n in say}, say, **kw)
+    return findings.recorded_parts(sweep, "n", ("n", "embedding", "loss"), parts_of, say, every=set(say), needs=ns)
 
 
 def levels(G: dict, ns, embedding: str, losses) -> tuple[Table, dict]:

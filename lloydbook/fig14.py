@@ -1,11 +1,9 @@
 """Figure 14's findings (Leaner paper, Figs. 2b and 14, read through Thm. 3.1), each stated once, at one temperature.
 
-:func:`parts` states, for the runs ``G[(d, tau, embedding, loss)]`` (one run a seed) at one tau, that the gap between
-OH and BN and the gap between NE and L2 shrink as d grows, as :class:`lloydbook.findings.Part` s. Chapter 05 decides
-them on this build's runs at each of its temperatures, and :func:`lloydbook.findings.on_paper_sweep` on the
-paper's own sweep once a machine recorded it, each under the row name :func:`named` gives it. Each gap is a per-seed number that pairs OH with BN
-(or NE with L2) by seed, the same tasks (:func:`oh_bn_gap`, :func:`ne_l2_gap`); the gaps at the smallest and the
-largest d are compared unpaired: runs of different d see different tasks.
+:func:`parts` states, on the runs ``G[(d, tau, embedding, loss)]`` (one run a seed) at one tau, that the gap between
+OH and BN and the gap between NE and L2 shrink as d grows; a row is named by :func:`named`. Each gap is a per-seed
+number that pairs OH with BN (or NE with L2) by seed, the same tasks (:func:`oh_bn_gap`, :func:`ne_l2_gap`); the gaps
+at the smallest and the largest d are compared unpaired: runs of different d see different tasks.
 """
 
 from __future__ import annotations
@@ -70,8 +68,7 @@ _GAPS = {
 
 
 def statements(tau: float) -> dict[str, tuple[str, str]]:
-    """Figure 14's findings at ``tau`` in words, as (statement, the paper's value): name -> that pair (the words of
-    :func:`parts`)."""
+    """Figure 14's findings at ``tau``: name -> (statement, the paper's value), the words of :func:`parts`."""
     return {
         name: (f"The gap between {pair} shrinks as d grows ({how}, tau={tau:g})", "gap shrinks with d")
         for name, (pair, _, _, how) in _GAPS.items()
@@ -80,9 +77,8 @@ def statements(tau: float) -> dict[str, tuple[str, str]]:
 
 def parts(G: dict, ds, tau: float, *, judge: Judge) -> dict[str, Part]:
     """Figure 14's findings at ``tau`` on the runs ``G`` (``(d, tau, embedding, loss)`` -> runs, one per seed, with
-    OH and BN, NE and L2 at every d of ``ds``): name -> :class:`Part`. ``d-oh-bn-gap-shrinks``: the OH-BN gap
-    (:func:`oh_bn_gap`) is smaller at the largest d than at the smallest; ``d-ne-l2-gap-shrinks``: so is the NE-L2
-    gap (:func:`ne_l2_gap`). Unpaired across d (different tasks)."""
+    OH and BN, NE and L2 at every d of ``ds``): name -> :class:`Part`, each gap (:func:`oh_bn_gap`,
+    :func:`ne_l2_gap`) smaller at the largest d than at the smallest. Unpaired across d (different tasks)."""
     ds = sorted(ds)
     if len(ds) < 2:
         raise ValueError(f"ds must hold at least 2 dimensions to compare, got {ds!r}")

@@ -6,11 +6,7 @@ our brief of the paper, ../shared/papers/leaner-transformers-brief.md, Sec. 2.7)
 insensitive to k. At d=32, k=25, 3/10 OH runs hit numerical instability (d_emb=57); BN with d_emb=37 is fine.
 Gradient clipping fixes the OH runs."
 
-:func:`parts` states each finding at the panels given where the paper makes it, as
-:class:`lloydbook.findings.Part` s (:func:`statements` gives their words): chapter 05 decides them on this build's
-runs (one panel) and, with :func:`recorded_parts`, on the sweep ``fig15a-paper`` recorded at the paper's own setting
-on the CPU (Fig. 15b's panel), and :func:`lloydbook.findings.on_paper_sweep` on the paper's own sweep once a machine
-recorded it (every panel). Different k, different tasks:
+:func:`parts` states each finding at the panels given where the paper makes it. Different k, different tasks:
 unpaired; settings at one k that differ only in the embedding share their seeds' tasks: paired by seed.
 """
 
@@ -116,9 +112,8 @@ def _instability(G, cases, k, losses) -> list[Evidence]:
 
 def statements(cases, ks, embeddings, *, n: int) -> dict[str, tuple[str, str]]:
     """Figure 15's findings on L2 at the panels ``cases`` ``[(d, tau)]`` over the ``ks`` read, with ``embeddings``, at
-    ``n`` points per task: name -> (statement, the paper's value), the words of every row that decides them
-    (:func:`parts`) or leaves them open, for the findings whose panels are given (the instability finding is
-    :data:`OH_UNSTABLE`)."""
+    ``n`` points per task: name -> (statement, the paper's value), for the findings whose panels are given (the
+    instability finding is :data:`OH_UNSTABLE`)."""
     cases, ks = [tuple(c) for c in cases], sorted(ks)
     kmin, kmax = ks[0], ks[-1]
     ppc = f"{n / kmax:g} points per cluster at k={kmax}"
@@ -147,13 +142,9 @@ def statements(cases, ks, embeddings, *, n: int) -> dict[str, tuple[str, str]]:
 def parts(G: dict, cases, ks, embeddings, losses, *, n: int, judge: Judge) -> dict[str, Part]:
     """Figure 15's findings on the runs ``G`` (``(d, tau, k, embedding, loss)`` -> runs, one per seed, trained
     without gradient clipping) at the panels ``cases`` ``[(d, tau)]`` over the ``ks`` read, at ``n`` points per task:
-    name -> :class:`Part`, for the findings whose panels are given. On the final relative loss with L2, smallest
-    against largest k: ``k-bn-degrades`` (at each case with d = :data:`SMALL_D`, BN ends lower at the smallest k);
-    ``k-oh-insensitive`` (at every case, the median of OH's stable runs, see :func:`unstable`, within :data:`K_TOL`
-    of the smallest k's at every k: the paper reran its unstable ones with clipping); ``k-bn-below-na`` (at
-    :data:`BN_NA_CASE`, NA ends lower than BN at the largest k, paired by seed); ``k-oh-unstable`` (at
-    :data:`UNSTABLE_AT`, every tau and regulariser pooled: OH has at least one unstable run and no setting more than
-    half, and BN fewer than OH)."""
+    name -> :class:`Part`, for the findings whose panels are given, as :func:`statements` and :data:`OH_UNSTABLE`
+    word them (``k-oh-insensitive`` reads OH's stable runs, see :func:`unstable`: the paper reran its unstable ones
+    with clipping)."""
     cases, ks = [tuple(c) for c in cases], sorted(ks)
     if len(ks) < 2 or "L2" not in losses or not {"OH", "BN"} <= set(embeddings):
         raise ValueError(f"need two k, OH and BN and L2; got ks {ks}, {list(embeddings)}, {list(losses)}")
@@ -225,21 +216,20 @@ def parts(G: dict, cases, ks, embeddings, losses, *, n: int, judge: Judge) -> di
 
 def recorded_parts(sweep: RecordedSweep, *, judge: Judge) -> dict[str, Part]:
     """Figure 15's findings on the recorded ``sweep`` of its L2 runs at one panel ``(d, tau)`` and one n, over its
-    ks and embeddings: name -> :class:`Part` (:func:`lloydbook.findings.recorded_parts`). A finding reads the smallest
-    and the largest k (every k for ``k-oh-insensitive``) on the largest seed set complete at both; where those runs
-    are not all recorded, it is an open row naming the runs still missing."""
+    ks and embeddings: name -> :class:`Part`. A finding reads the smallest and the largest k (every k for
+    ``k-oh-insensitive``) on the largest seed set complete at both, else it is an open row naming the runs missing."""
     d, t, n, ks, embeddings = *(sweep.fixed(f) for f in ("d", "tau", "n")), sweep.values("k"), sweep.values("embedding")
     if sweep.values("loss") != ["L2"]:
         raise ValueError(f"sweep must hold L2 runs only, got losses {sweep.values('loss')}")
-    case = (d, t)
-    cells = {k: [(d, t, k, e, "L2") for e in embeddings] for k in ks}
-    rec = findings.recorded_groups(sweep.runs, ("d", "tau", "k", "embedding", "loss"), cells)
-    found = parts(rec.groups, [case], rec.values, embeddings, ["L2"], n=n, judge=judge) if rec.values else {}
     kmin, kmax = min(ks), max(ks)
+
+    def parts_of(G, k_read):
+        return parts(G, [(d, t)], k_read, embeddings, ["L2"], n=n, judge=judge)
+
     reads = {  # the configs each finding reads (see parts)
         "k-bn-degrades": lambda c: c.embedding == "BN" and c.k in (kmin, kmax),
         "k-oh-insensitive": lambda c: c.embedding == "OH",
         "k-bn-below-na": lambda c: c.embedding in ("NA", "BN") and c.k == kmax,
     }
-    kw = dict(every={"k-oh-insensitive"}, complete=rec.values == tuple(ks), missing=sweep.missing, tiers=sweep.tiers)
-    return findings.recorded_parts(found, statements([case], ks, embeddings, n=n), **kw, axis="k", reads=reads)
+    key, say = ("d", "tau", "k", "embedding", "loss"), statements([(d, t)], ks, embeddings, n=n)
+    return findings.recorded_parts(sweep, "k", key, parts_of, say, every={"k-oh-insensitive"}, reads=reads)

@@ -1,21 +1,13 @@
 """Figure 17's findings (Leaner paper, Fig. 17): OH against BN on the wall clock, each stated once.
 
 The paper trains OH and BN with L2 at tau = 1 and gradient clipping for (d, k) = (16, 16) and (32, 25) at
-n in {256, 512, 1024}, plotting the curves "in terms of actual training time" (its caption), and reports
-(on Fig. 17, in the words of our brief of the paper, Sec. 2.7): "At d=k=16 BN is clearly slower to converge in
-wall-clock terms. At d=32, k=25 BN is initially faster."
+n in {256, 512, 1024}, plotting the curves "in terms of actual training time", and reports: "At d=k=16 BN is clearly
+slower to converge in wall-clock terms. At d=32, k=25 BN is initially faster."
 
-A run records ``history["wall_time"]``, the seconds spent in training steps up to each evaluation (validation
-excluded), beside ``history["val_rel_loss"]`` (Eq. 20). The comparison reads both runs of a seed (OH and BN see
-the same tasks: paired by seed) at the same wall-clock times: :func:`wall_mean` is the mean of a run's relative
-validation loss, interpolated linearly between its evaluations, at :data:`POINTS` evenly spaced times of a window,
-the wall-clock analogue of :func:`lloydbook.learning.auc`.
-
-:func:`parts` states both findings on the runs ``G[(d, k, n, embedding)]`` (one run a seed); chapter 04 decides
-them on this build's runs and :func:`lloydbook.findings.on_paper_sweep` on the paper's sweep once recorded. Their premise: a
-comparison of how fast two embeddings converge needs runs that converge, so a case is decided only where, at every
-n, at least one embedding's median final relative loss is below one Lloyd step's (1); else its Part says so
-(``unmet``) and it is an open row.
+The comparison reads both runs of a seed (OH and BN see the same tasks: paired by seed) at the same wall-clock times
+of ``history["wall_time"]`` (seconds in training steps, validation excluded): :func:`wall_mean`, the wall-clock
+analogue of :func:`lloydbook.learning.auc`. A case is decided only where, at every n, at least one embedding's median
+final relative loss is below one Lloyd step's (1): else its Part says so (``unmet``) and it is an open row.
 """
 
 from __future__ import annotations
@@ -99,8 +91,7 @@ def _unmet(G: dict, case, ns) -> str:
 
 
 def statements() -> dict[str, tuple[str, str]]:
-    """Figure 17's findings in words, as (statement, the paper's value): name -> that pair (the words of
-    :func:`parts`)."""
+    """Figure 17's findings: name -> (statement, the paper's value), the words of :func:`parts`."""
     return {
         "wallclock-bn-slower": (
             f"At d=k={SLOWER_CASE[0]} BN is clearly slower to converge in wall-clock terms (its mean relative "
@@ -118,31 +109,24 @@ def statements() -> dict[str, tuple[str, str]]:
 
 def parts(G: dict, cases, ns, *, judge: Judge) -> dict[str, Part]:
     """Figure 17's findings on the runs ``G[(d, k, n, embedding)]`` of the ``cases`` ``[(d, k)]`` among
-    :data:`SLOWER_CASE` and :data:`FASTER_CASE` at every n of ``ns``, paired by seed (:func:`wall_means`):
-    ``wallclock-bn-slower`` (at SLOWER_CASE BN's mean relative validation loss over the common training time is
-    above OH's by more than :data:`CLEAR`) and ``wallclock-bn-initially-faster`` (at FASTER_CASE, over the first
-    :data:`INITIAL` of it, BN's is below OH's). A finding whose case is not among ``cases`` is left out."""
-    cases = [tuple(c) for c in cases]
-    out, say = {}, statements()
+    :data:`SLOWER_CASE` and :data:`FASTER_CASE` at every n of ``ns``, paired by seed (:func:`wall_means`): name ->
+    :class:`Part`, one per finding of :func:`statements` whose case is among ``cases``."""
+    cases, say = [tuple(c) for c in cases], statements()
 
-    def one(case, what, fraction, bn_above):
+    def one(name, what, fraction, bn_above):  # BN's mean above OH's by CLEAR, or below it
         evidence, runs = [], []
         for n in ns:
-            oh, bn = G[(*case, n, "OH")], G[(*case, n, "BN")]
+            oh, bn = G[(*CASES[name], n, "OH")], G[(*CASES[name], n, "BN")]
             a, b = wall_means(oh, bn, fraction)
             label = f"n={n}, {what} (ms per step OH {_ms(oh):.2f}, BN {_ms(bn):.2f})"
             margin = dict(margin=CLEAR) if bn_above else {}
             pair = (a, b, "OH", "BN") if bn_above else (b, a, "BN", "OH")
             evidence.append(judge.lower(label, *pair, paired=True, **margin))
             runs += oh + bn
-        return evidence, runs
+        return Part(*say[name], runs, evidence, _unmet(G, CASES[name], ns))
 
-    if SLOWER_CASE in cases:
-        evidence, runs = one(SLOWER_CASE, "whole common time", 1.0, True)
-        out["wallclock-bn-slower"] = Part(*say["wallclock-bn-slower"], runs, evidence, _unmet(G, SLOWER_CASE, ns))
-    if FASTER_CASE in cases:
-        evidence, runs = one(FASTER_CASE, f"first {INITIAL:.0%} of the common time", INITIAL, False)
-        out["wallclock-bn-initially-faster"] = Part(
-            *say["wallclock-bn-initially-faster"], runs, evidence, _unmet(G, FASTER_CASE, ns)
-        )
-    return out
+    how = {
+        "wallclock-bn-slower": ("whole common time", 1.0, True),
+        "wallclock-bn-initially-faster": (f"first {INITIAL:.0%} of the common time", INITIAL, False),
+    }
+    return {name: one(name, *how[name]) for name, case in CASES.items() if case in cases}

@@ -34,7 +34,13 @@ def band(ax, runs, metric, *, x="step", label=None, color=None, ls="-", divide=1
     ax.fill_between(xs[keep], lo[keep] / divide, hi[keep] / divide, color=color, alpha=0.2, lw=0)
 
 
-def _finish(fig, axes, suptitle, *, train_label=TRAIN_LABEL, legend_cols=2):
+def _finish(fig, axes, titles, suptitle, ylim, *, x="step", title_size=10, train_label=TRAIN_LABEL, legend_cols=2):
+    for j, title in enumerate(titles):
+        axes[0, j].set_yscale("log")
+        axes[0, j].set_title(title, fontsize=title_size)
+        axes[1, j].axhline(1.0, color="k", ls=":", lw=1)
+        axes[1, j].set_ylim(*ylim)
+        axes[1, j].set_xlabel("training step" if x == "step" else "training time (s)")
     axes[0, 0].set_ylabel(train_label)
     axes[1, 0].set_ylabel(VAL_LABEL)
     axes[0, -1].legend(fontsize=7, ncol=legend_cols)
@@ -48,16 +54,11 @@ def figure(columns, titles, suptitle, *, x="step", ylim=(0.8, 2.2)):
     below, with one Lloyd step's level 1 dotted. Each column is a dict ``{(embedding, loss): runs}``;
     ``x`` is "step" or "time" (training seconds, as in Figure 17)."""
     fig, axes = plt.subplots(2, len(columns), figsize=(3.6 * len(columns), 5.6), squeeze=False, sharex="col")
-    for j, (groups, title) in enumerate(zip(columns, titles)):
+    for j, groups in enumerate(columns):
         for (emb, reg), runs in groups.items():
             for i, metric in enumerate(("train_loss", "val_rel_loss")):
                 band(axes[i, j], runs, metric, x=x, label=f"{emb}:{reg}", color=COLOR[emb], ls=DASH[reg])
-        axes[0, j].set_yscale("log")
-        axes[0, j].set_title(title, fontsize=10)
-        axes[1, j].axhline(1.0, color="k", ls=":", lw=1)
-        axes[1, j].set_ylim(*ylim)
-        axes[1, j].set_xlabel("training step" if x == "step" else "training time (s)")
-    _finish(fig, axes, suptitle)
+    _finish(fig, axes, titles, suptitle, ylim, x=x)
 
 
 def points_figure(groups, ns, embeddings, losses, suptitle, *, ylim=(0.8, 2.2), title=""):
@@ -72,12 +73,9 @@ def points_figure(groups, ns, embeddings, losses, suptitle, *, ylim=(0.8, 2.2), 
                 kw = dict(color=f"C{i_n}", ls=DASH[reg], label=f"n={n} {reg}")
                 band(axes[0, j], runs, "train_loss", divide=n, **kw)
                 band(axes[1, j], runs, "val_rel_loss", **kw)
-        axes[0, j].set_yscale("log")
-        axes[0, j].set_title(f"{e}{title}")
-        axes[1, j].axhline(1, color="k", ls=":", lw=1)
-        axes[1, j].set_ylim(*ylim)
-        axes[1, j].set_xlabel("training step")
-    _finish(fig, axes, suptitle, train_label="training loss / n", legend_cols=1)
+    titles = [f"{e}{title}" for e in embeddings]
+    size = plt.rcParams["axes.titlesize"]  # the default title size
+    _finish(fig, axes, titles, suptitle, ylim, title_size=size, train_label="training loss / n", legend_cols=1)
 
 
 def smoothing_gap(taus, rel_gap, uniform, title):

@@ -1,34 +1,17 @@
 """A finding of a paper, stated once and decided on whatever runs are at hand.
 
-A figure's module (:mod:`lloydbook.fig10`) states each finding of the figure once, as a function of the runs it
-reads: given the runs ``G`` of one sweep it returns a :class:`Part` per finding (the statement, the paper's value,
-the runs read and the evidence, in the vocabulary of :mod:`lloydbook.claims.evidence`). The same parts are decided
-on this build's runs, on a store trained at the paper's own setting, and on a GPU machine's runs, so no statement
-or evidence code exists twice. :func:`decide` turns a part into a chapter's row, deriving what every row needs
-from the runs it read:
-
-- the opening "At n=32, 6,000 steps (the paper: n=512, 10,000 steps): " where the runs are not at the paper's
-  setting (:func:`lloydbook.learning.at`, from the runs' own configs against the paper's values);
-- the expected verdict (:meth:`lloydbook.book.Chapter.expect`: the paper's at its setting, else the pilot's), the
-  finding's own paper setting being runs of the paper-scale sweeps whose fields are its paper values;
-- the setting (:func:`lloydbook.learning.setting_of`);
-- claim or open row: a claim (``ch.decide``, whose check asserts the expected verdict) when no part is
-  undetermined, else an open row (never an assertion, never a verdict), as when the finding's premise fails on these
-  runs (:attr:`Part.unmet`), with ``decides``, what would decide it.
-
-:func:`recorded_groups` and :func:`recorded_parts` decide a figure's findings on a sweep recorded over many sittings
-(at the paper's own setting, on this CPU; :class:`RecordedSweep` reads one): on the largest seed set complete at the
-extremes of the figure's axis, each finding still lacking runs an open row naming them (:func:`missing_text`).
-:func:`on_paper_sweep` decides them on any of the paper-scale sweeps once a machine (a GPU, or this CPU) has recorded
-all of it. :func:`setting_pairs` lays the verdicts of one finding at two settings side by side. A chapter whose
-claim cells only name a finding shows the code that states it with :func:`evidence_code`: the source that ran, in a
-collapsed cell, so the reader can open the evidence behind every row and it cannot drift from what was decided.
+A figure's module states each finding once, as a :class:`Part` of the runs it reads; the same parts are decided on
+this build's runs, on a sweep recorded at the paper's own setting over many sittings (:class:`RecordedSweep`,
+:func:`recorded_parts`) and on a paper-scale sweep once a machine recorded it (:func:`on_paper_sweep`), so no
+statement or evidence code exists twice. :func:`decide` makes a part a chapter's row: a claim, or an open row where
+it decides nothing (:func:`undecided`).
 """
 
 from __future__ import annotations
 
 import inspect
 from dataclasses import dataclass
+from itertools import product
 
 import numpy as np
 from IPython.display import Markdown
@@ -59,8 +42,6 @@ __all__ = [
     "not_recorded",
     "recorded_parts",
     "on_paper_sweep",
-    "recorded_on",
-    "recorded_decides",
     "RecordedSweep",
     "evidence_code",
     "setting_pairs",
@@ -68,8 +49,7 @@ __all__ = [
 
 #: the config fields a learning claim's setting names (:func:`lloydbook.learning.setting_of`)
 FIELDS = ("n", "d", "k", "tau", "embedding", "loss")
-#: the seed sets a recorded sweep's findings are decided on, the largest first (the recorded sweeps' tiers,
-#: :func:`lloydbook.sweeps.tiers`, train seeds 0-4 first, then 5-9)
+#: the seed sets a recorded sweep's findings are decided on, the largest first (its tiers train seeds 0-4, then 5-9)
 SEED_SETS = (tuple(range(10)), tuple(range(5)))
 
 
@@ -112,13 +92,11 @@ def _where(runs, paper_setting: dict) -> str:
 def decide(
     ch, name: str, part: Part, *, source: str, paper_setting: dict, decides: str, lead: str = "", fields=FIELDS, **more
 ):
-    """Decide ``part`` as the chapter ``ch``'s row ``name`` (without the chapter's prefix): a claim when no part of
-    its evidence is undetermined, else an open row naming ``decides``. Its statement is ``lead``, then "At ... (the
-    paper: ...): " for the fields of ``paper_setting`` (field -> the paper's value, e.g. ``dict(n=512,
-    steps=10000)``; None, for a finding beyond the paper, opens with nothing) where the runs differ from the paper,
-    then the part's statement; its setting is that of the runs
-    (``fields``, by default :data:`FIELDS`, and ``more``, e.g. ``tasks=64``). Returns None (the row is in
-    ``ch.rows``)."""
+    """Decide ``part`` as the chapter ``ch``'s row ``name`` (without the chapter's prefix): a claim, or an open row
+    naming ``decides`` where :func:`undecided`. Its statement is ``lead``, then "At ... (the paper: ...): " for the
+    fields of ``paper_setting`` (field -> the paper's value, e.g. ``dict(n=512, steps=10000)``; None, for a finding
+    beyond the paper, opens with nothing) where the runs differ from the paper, then the part's statement; its
+    setting is that of the runs (``fields`` and ``more``, e.g. ``tasks=64``)."""
     if not isinstance(part, Part):
         raise TypeError(f"part must be a findings.Part, got {type(part).__name__}")
     beyond = str(source).startswith("beyond the paper")
@@ -128,9 +106,8 @@ def decide(
             f"got {paper_setting!r}"
         )
     opening = "" if paper_setting is None else _where(part.runs, paper_setting)
-    # the paper's setting of this finding: runs of the paper-scale sweeps (lloydbook.sweeps.at_paper) whose fields are
-    # the finding's paper values (no opening); models of another figure's paper setting (chapter 06 reading Fig. 10a's
-    # n=512 models for Figs. 6, 7 and 12, whose models have another d and k) are not at it
+    # at this finding's paper setting: runs of the paper-scale sweeps whose fields are its paper values (no opening),
+    # not models of another figure's paper setting (chapter 06 reads Fig. 10a's n=512 models for Figs. 6, 7 and 12)
     at_setting = at_paper(part.runs) and not opening
     statement, expected = lead + opening + part.statement, ch.expect(name, paper_setting=at_setting)
     setting = setting_of(part.runs, fields, **more)
@@ -145,8 +122,7 @@ def decide(
 def undecided(part: Part) -> tuple[str, str] | None:
     """Why ``part`` decides nothing on its runs: ``("not decided", why its premise fails)`` (:attr:`Part.unmet`),
     ``("undetermined", each piece's outcome and numbers)`` where a piece of its evidence is undetermined (an interval
-    across its boundary), else None. An undecided part is an open row, never a failed check: the one rule of
-    :func:`decide`."""
+    across its boundary), else None: an open row, never a failed check."""
     if part.unmet:
         return "not decided", part.unmet
     if verdict_of(part.evidence) == "undetermined":
@@ -167,9 +143,8 @@ class Recorded:
 
 
 def recorded_groups(runs, fields, cells: dict, seed_sets=SEED_SETS) -> Recorded:
-    """The complete part of the recorded ``runs`` (see :class:`Recorded`): ``fields`` are the config fields of a
-    setting's key, ``cells`` maps each value of the figure's axis (tau for Fig. 10, k for Fig. 15) to the keys of
-    its settings."""
+    """The complete part of the recorded ``runs`` (:class:`Recorded`): ``fields`` are the config fields of a setting's
+    key, ``cells`` maps each value of the figure's axis (tau for Fig. 10) to the keys of its settings."""
     if not isinstance(cells, dict) or not cells:
         raise ValueError(f"cells must map each value of the axis to the keys of its settings, got {cells!r}")
     have: dict = {}
@@ -193,7 +168,7 @@ def seeds_text(seeds) -> str:
     seeds = sorted(seeds)
     if seeds == list(range(seeds[0], seeds[-1] + 1)) and len(seeds) > 2:
         return f"seeds {seeds[0]}-{seeds[-1]}"
-    return "seed " + ", ".join(map(str, seeds)) if len(seeds) == 1 else "seeds " + ", ".join(map(str, seeds))
+    return ("seed " if len(seeds) == 1 else "seeds ") + ", ".join(map(str, seeds))
 
 
 def missing_text(configs, axis: str) -> str:
@@ -237,43 +212,42 @@ def not_recorded(sources: dict, lacking, axis: str = "tau", statements: dict | N
     return not_evaluated(sources, lacking, f"not recorded in this checkout: {missing_text(lacking, axis)}", statements)
 
 
-def recorded_parts(
-    found: dict, statements: dict, *, every, complete: bool, missing, tiers, axis: str, reads: dict | None = None
-) -> dict:
-    """A figure's findings on a recorded sweep: name -> :class:`Part`, one per finding of ``statements`` (name ->
-    (statement, the paper's value)). A finding of ``found`` (its parts on :func:`recorded_groups`' groups) stands
-    unless it reads every value of the axis (its name in ``every``) and the groups do not hold them all
-    (``complete`` False). Any other finding is a Part reading the first tier's configs (every tier's, for a name in
-    ``every``; ``tiers``, :func:`lloydbook.sweeps.tiers`) whose one piece of evidence is undetermined and names the
-    ``missing`` configs among them by ``axis`` (so it is an open row, never a verdict); ``reads`` (name -> a test of
-    a config) keeps, of those, the configs the finding reads, so that an open row's setting is the one it will be
-    decided at."""
+def recorded_parts(sweep, axis: str, key, parts_of, statements: dict, *, every=(), needs=(), reads=None) -> dict:
+    """A figure's findings on the recorded ``sweep`` (:class:`RecordedSweep`) over the values of its field ``axis``:
+    name -> :class:`Part`, one per finding of ``statements`` (name -> (statement, the paper's value)).
+
+    The runs are grouped by the config fields ``key`` (:func:`recorded_groups`, every setting of the sweep's values);
+    where the values decided hold ``needs``, ``parts_of(groups, values)`` gives the findings' parts. A found finding
+    stands unless it reads every value of the axis (its name in ``every``) and not all are decided. Any other is a
+    Part reading the first tier's configs (every tier's, for a name in ``every``; of those, the ones ``reads[name]``,
+    a test of a config, keeps) whose one piece of evidence is undetermined and names the missing configs among them
+    (an open row, never a verdict, at the setting it will be decided at)."""
+    values = sweep.values(axis)
+    cells = {v: list(product(*([v] if f == axis else sweep.values(f) for f in key))) for v in values}
+    rec = recorded_groups(sweep.runs, key, cells)
+    found = parts_of(rec.groups, rec.values) if rec.values and set(needs) <= set(rec.values) else {}
     out, reads = {}, reads or {}
     for name, (statement, paper) in statements.items():
-        if name in found and (complete or name not in every):
+        if name in found and (rec.values == tuple(values) or name not in every):
             out[name] = found[name]
             continue
-        runs = [c for tier in tiers for c in tier] if name in every else list(tiers[0])
+        runs = [c for tier in sweep.tiers for c in tier] if name in every else list(sweep.tiers[0])
         runs = [c for c in runs if reads.get(name, bool)(c)]
-        lacking = [c for c in missing if c in runs]
+        lacking = [c for c in sweep.missing if c in runs]
         text = f"{len(runs) - len(lacking)} of {len(runs)} recorded; missing: {missing_text(lacking, axis)}"
         out[name] = Part(statement, paper, runs, [Evidence("the runs it reads", "undetermined", text)])
     return out
 
 
 def on_paper_sweep(ch, sweep: str, fields, parts_of, sources: dict, statements: dict, suffix: str = "-paper") -> str:
-    """Decide a figure's findings on the paper-scale sweep ``sweep`` (one of :data:`lloydbook.sweeps.PAPER_SWEEPS`) as
-    the machines under ``results/recorded/`` recorded it (a GPU by ``scripts/record_gpu_learning.sh``, or this CPU by
-    ``python -m lloydbook.record``), as the chapter ``ch``'s rows ``<name><suffix>``.
+    """Decide a figure's findings on the paper-scale sweep ``sweep`` (one of :data:`lloydbook.sweeps.PAPER_SWEEPS`), as
+    the machines under ``results/recorded/`` recorded it, as the chapter ``ch``'s rows ``<name><suffix>``.
 
-    ``sources`` maps each row name to where the paper states its finding; a finding beyond the paper is left out (the
-    paper states nothing to expect at its setting). Once every run of the sweep is recorded, ``parts_of(G)``, on
-    ``G = lloydlib.training.group(runs, *fields)`` (one run per seed, in seed order), gives row name -> :class:`Part`
-    (the figure's own ``parts``, named as ``sources`` names them: every row of the paper's), each decided by
-    :func:`decide`: it expects the paper's statement (the runs are the paper's setting), or is an open row where it
-    decides nothing. Until then each row is open, in the words ``statements`` gives it (row name -> (statement, the
-    paper's value), as the figure's ``statements`` words it at the paper's setting), and says how many runs are
-    recorded: a setting with missing seeds cannot be compared fairly. Returns what came of it, in words."""
+    ``sources`` maps each row name to where the paper states its finding (one beyond the paper is left out: the paper
+    states nothing to expect). Once every run is recorded, ``parts_of(G)`` on ``G = lloydlib.training.group(runs,
+    *fields)`` gives row name -> :class:`Part`, each decided by :func:`decide`; until then each row is open, in the
+    words of ``statements`` (row name -> (statement, the paper's value)), saying how many runs are recorded. Returns
+    what came of it, in words."""
     found = {name: specs for name, specs, _ in paper_sweeps()}
     if sweep not in found:
         raise ValueError(f"sweep must be one of the paper-scale sweeps {list(found)}, got {sweep!r}")
@@ -293,7 +267,7 @@ def on_paper_sweep(ch, sweep: str, fields, parts_of, sources: dict, statements: 
         parts = parts_of(training.group(runs, *fields))
         if not set(paper) <= set(parts) <= set(sources):
             raise ValueError(f"parts_of must give the rows {sorted(paper)} of sources (no other), got {sorted(parts)}")
-        said = f"complete ({len(runs)} runs, trained on {recorded_on(runs)})"
+        said = f"complete ({len(runs)} runs, trained on {_trained_on(runs)})"
     else:
         said = f"{len(runs)} of {len(configs)} runs recorded"
         why = Evidence("the sweep's runs", "undetermined", f"{said} under results/recorded/")
@@ -305,22 +279,9 @@ def on_paper_sweep(ch, sweep: str, fields, parts_of, sources: dict, statements: 
     return f"{said}: rows {', '.join(ch.claim_id(n + suffix) for n in paper)}"
 
 
-def recorded_decides(sweep: str, tiers, missing) -> str:
-    """What would decide an open row of the recorded sweep ``sweep`` (its ``tiers``, :func:`lloydbook.sweeps.tiers`;
-    ``missing``, its configs not recorded yet): the command that records the rest, or, once every run is recorded
-    and the row is open all the same, more seeds than the sweep's."""
-    if missing:
-        return f"python -m lloydbook.record {sweep} --budget SECONDS --workers 1, then commit results/recorded/"
-    seeds = {c.seed for tier in tiers for c in tier}
-    return (
-        f"more seeds than the {len(seeds)} of {sweep} ({seeds_text(seeds)}), every run of which is recorded: on "
-        "them this finding decides nothing (the row says why)"
-    )
-
-
-def recorded_on(runs) -> str:
-    """The machines that trained ``runs``, in words: the model in each run's ``info["hardware"]`` (``"AMD EPYC"``,
-    ``"NVIDIA H200"``), "a machine that did not record its hardware" where it is missing, "no machine yet" for none."""
+def _trained_on(runs) -> str:
+    """The model in each run's ``info["hardware"]`` (``"AMD EPYC"``), "a machine that did not record its hardware"
+    where it is missing, "no machine yet" for no runs."""
     named = {str(r.info.get("hardware") or "a machine that did not record its hardware").split(",")[0] for r in runs}
     return fmt_list(sorted(named)) if named else "no machine yet"
 
@@ -357,13 +318,20 @@ class RecordedSweep:
 
     @property
     def on(self) -> str:
-        """The machines that trained its runs, in words (:func:`recorded_on`)."""
-        return recorded_on(self.runs)
+        """The machines that trained its runs, in words (``"AMD EPYC, NVIDIA H200"``)."""
+        return _trained_on(self.runs)
 
     @property
     def decides(self) -> str:
-        """What would decide an open row on it (:func:`recorded_decides`)."""
-        return recorded_decides(self.name, self.tiers, self.missing)
+        """What would decide an open row on it: the command that records the rest, or, once every run is recorded and
+        the row is open all the same, more seeds than the sweep's."""
+        if self.missing:
+            return f"python -m lloydbook.record {self.name} --budget SECONDS --workers 1, then commit results/recorded/"
+        seeds = {c.seed for tier in self.tiers for c in tier}
+        return (
+            f"more seeds than the {len(seeds)} of {self.name} ({seeds_text(seeds)}), every run of which is recorded: on "
+            "them this finding decides nothing (the row says why)"
+        )
 
     def counts(self, prefix: str) -> dict:
         """``{"<prefix>-recorded": runs recorded, "<prefix>-runs": runs in all}``, for a chapter's glue."""

@@ -1,16 +1,9 @@
-"""What the two learning chapters share: per-seed statistics of their runs (:mod:`lloydbook.sweeps`), claims.
+"""What the two learning chapters (``book/04_learning.ipynb``, ``book/05_shapes.ipynb``) share: per-seed
+statistics of their runs, where a claim holds, and the commands that would decide it at the paper's setting.
 
-The chapters *Learning one Lloyd step* (``book/04_learning.ipynb``) and *What shapes learning*
-(``book/05_shapes.ipynb``) train one layer of Eq. 4 of the Leaner paper with Algorithm 1 and read every
-result off a setting's seeds. A *setting* is a list of :class:`lloydlib.training.Run` (one per seed);
-per-seed statistics return a numpy array of shape ``(len(runs),)``; a curve is a numpy array over the
-evaluation steps of ``run.history`` (step 0, then every ``eval_every`` steps). The relative validation
-loss ``val_rel_loss`` is Eq. 20 of the paper: the k-means loss of the layer's centers over that of one
-Lloyd step from the same initial centers, so values below 1 beat one Lloyd step.
-
-A claim is decided on its seeds in the book's one evidence vocabulary, :mod:`lloydbook.claims.evidence`
-(the chapter's judge, ``ch.judge.lower``, ``.below``, ``.within``, ...; ``all_of`` and ``cheaper`` from there), as
-the chapters import :func:`lloydbook.tables.fmt_list` from :mod:`lloydbook.tables`. The plots are in :mod:`lloydbook.figures`.
+A *setting* is a list of :class:`lloydlib.training.Run` (one per seed); per-seed statistics return a numpy array
+of shape ``(len(runs),)``. The relative validation loss ``val_rel_loss`` is Eq. 20 of the paper: the k-means loss
+of the layer's centers over that of one Lloyd step from the same initial centers (below 1 beats one Lloyd step).
 """
 
 from __future__ import annotations
@@ -31,23 +24,20 @@ from lloydlib import bench, lloyd_step, training
 
 from . import results
 from .claims.evidence import q3
-from .sweeps import SWEEPS, paper_sweeps, select, specs, sweep_commands, sweep_configs
-from .tables import Table, fmt_list, setting_text
+from .sweeps import configs_of, get, paper_sweeps, select, specs, sweep_commands, sweep_configs
+from .tables import Table, fmt_list, fmt_value, setting_text
 
 __all__ = [
     "command_line_runs",
-    "q3",
     "final",
     "final_train",
     "auc",
     "steps_to_settle",
     "largest_rise",
-    "step_ms",
     "ms_per_step",
     "final_lrs",
     "wall_numbers",
     "cost_ratios",
-    "center_spread",
     "relative_spread",
     "outcomes",
     "evidence_table",
@@ -62,7 +52,7 @@ __all__ = [
 
 # ----------------------------------------------------------------------------------------- training
 def _shown(path: Path) -> str:
-    """``path`` as the shorter of its absolute and its relative form (from the working folder)."""
+    """``path`` as the shorter of its absolute and its relative form."""
     try:
         relative = os.path.relpath(path)
     except ValueError:  # another drive (Windows)
@@ -70,21 +60,17 @@ def _shown(path: Path) -> str:
     return min(str(path), relative, key=len)
 
 
-def command_line_runs(cmd: str, configs, cache=None) -> list:
-    """Run ``cmd``, a ``python -m lloydlib train ...`` line (as :func:`lloydlib.training.command` writes it),
-    with this interpreter, training into the cache root ``cache`` (default: the book's,
-    :func:`lloydbook.results.cache_dir`), passed as ``--cache-dir`` (a ``cmd`` that names its own
-    ``--cache-dir`` is refused), and return the runs of ``configs`` that it left there.
-
-    Prints the command as it runs, its output and how long it took (the chapter shows the command line at
-    work); raises RuntimeError, with the end of its error output, when the command fails, and when a run of
-    ``configs`` is not in the cache afterwards."""
+def command_line_runs(cmd: str, configs) -> list:
+    """Run ``cmd``, a ``python -m lloydlib train ...`` line without ``--cache-dir``, with this interpreter, training
+    into the book's cache (:func:`lloydbook.results.cache_dir`), and return the runs of ``configs`` that it left
+    there. Prints the command, its output and how long it took; raises RuntimeError, with the end of
+    its error output, when the command fails, and when a run of ``configs`` is not in the cache afterwards."""
     args = shlex.split(cmd)
     if args[:4] != ["python", "-m", "lloydlib", "train"]:
         raise ValueError(f"cmd must be a 'python -m lloydlib train ...' line, got {cmd!r}")
     if any(a == "--cache-dir" or a.startswith("--cache-dir=") for a in args):
-        raise ValueError(f"cmd must not name --cache-dir (the cache is the argument cache), got {cmd!r}")
-    cache = results.cache_dir() if cache is None else Path(cache)
+        raise ValueError(f"cmd must not name --cache-dir (the cache is the book's), got {cmd!r}")
+    cache = results.cache_dir()
     shown = _shown(cache)
     print("$", cmd, "--cache-dir", shlex.quote(shown))
     t0 = time.time()
@@ -120,11 +106,11 @@ def auc(runs) -> np.ndarray:
     )
 
 
-def steps_to_settle(run, tol: float = 0.05) -> int:
-    """First evaluation step from which the training loss stays within ``tol`` (relative) of its final value
-    (step 0, one untrained batch, excluded)."""
+def steps_to_settle(run) -> int:
+    """First evaluation step from which the training loss stays within 5% of its final value (step 0, one
+    untrained batch, excluded)."""
     tl, steps = run.history["train_loss"][1:], run.history["step"][1:]
-    inside = np.abs(tl - tl[-1]) <= tol * abs(tl[-1])
+    inside = np.abs(tl - tl[-1]) <= 0.05 * abs(tl[-1])
     outside = np.flatnonzero(~inside)
     return int(steps[outside[-1] + 1]) if outside.size else int(steps[0])
 
@@ -137,17 +123,10 @@ def largest_rise(run) -> float:
     return float(np.max(np.diff(v))) if len(v) > 1 else 0.0
 
 
-def step_ms(runs, clock: str = "wall") -> np.ndarray:
-    """Per-run milliseconds per training step (steps only, validation excluded), shape ``(len(runs),)``:
-    ``1000 * info['seconds'] / steps`` on the wall clock, or ``info['cpu_seconds']`` with ``clock="cpu"``
-    (which other processes on the machine disturb less)."""
-    key = {"wall": "seconds", "cpu": "cpu_seconds"}[clock]
-    return np.array([1000 * r.info[key] / len(r.train_losses) for r in runs])
-
-
 def ms_per_step(runs) -> float:
-    """Median over seeds of the wall-clock milliseconds per training step (:func:`step_ms`)."""
-    return float(np.median(step_ms(runs)))
+    """Median over seeds of the wall-clock milliseconds per training step (steps only, validation excluded):
+    ``1000 * info['seconds'] / steps``."""
+    return float(np.median([1000 * r.info["seconds"] / len(r.train_losses) for r in runs]))
 
 
 def final_lrs(runs) -> np.ndarray:
@@ -178,19 +157,18 @@ def cost_ratios(cost: dict) -> dict:
     }
 
 
-def center_spread(C: torch.Tensor) -> torch.Tensor:
-    """Per-task spread of centers ``C`` of shape ``(B, k, d)``: the mean over the ``k`` centers of the
-    squared distance to their centroid, shape ``(B,)``."""
-    return ((C - C.mean(1, keepdim=True)) ** 2).sum(-1).mean(1)
-
-
 def relative_spread(model, X: torch.Tensor, C0: torch.Tensor) -> float:
-    """Mean over tasks of ``spread(model(X, C0)) / spread(lloyd_step(X, C0))`` (see :func:`center_spread`);
-    ``X`` is ``(B, n, d)``, ``C0`` is ``(B, k, d)``. Below 1: the layer pulls the centers together more than
-    one Lloyd step does."""
+    """Mean over tasks of ``spread(model(X, C0)) / spread(lloyd_step(X, C0))``, where the spread of centers of
+    shape ``(B, k, d)`` is the mean over the ``k`` centers of the squared distance to their centroid; ``X`` is
+    ``(B, n, d)``, ``C0`` is ``(B, k, d)``. Below 1: the layer pulls the centers together more than one Lloyd step
+    does."""
+
+    def spread(C):
+        return ((C - C.mean(1, keepdim=True)) ** 2).sum(-1).mean(1)
+
     with torch.no_grad():
         out = model(X, C0)
-    return float((center_spread(out) / center_spread(lloyd_step(X, C0))).mean())
+    return float((spread(out) / spread(lloyd_step(X, C0))).mean())
 
 
 def step_costs(d: int, k: int, *, n: int, batch: int, reps: int, warmup: int, seed: int) -> dict:
@@ -240,15 +218,6 @@ def q3_table(header, rows) -> Table:
 
 
 # ----------------------------------------------------------------------------------------- where a claim holds
-def _flat(runs) -> list:
-    if isinstance(runs, dict):
-        runs = list(runs.values())
-    out = []
-    for r in runs:
-        out.extend(_flat(r) if isinstance(r, (list, tuple, dict)) else [r])
-    return out
-
-
 def _one_or_set(values):
     values = list(dict.fromkeys(values))
     if all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in values):
@@ -257,11 +226,11 @@ def _one_or_set(values):
 
 
 def setting_of(runs, fields=("n", "d", "k"), **more) -> str:
-    """The setting of a claim decided on ``runs`` (Runs or TrainConfigs; a list, nested lists or a dict of
-    lists), as :func:`lloydbook.tables.setting_text` writes it: each of ``fields`` as the runs hold it (one
-    value, or the set of values), then ``more`` (e.g. ``T=20, tasks=64``), the training steps and the number
-    of seeds. Read from the runs' configs, never typed; runs of different step counts raise."""
-    configs = [getattr(r, "config", r) for r in _flat(runs)]
+    """The setting of a claim decided on ``runs`` (see :func:`lloydbook.sweeps.configs_of`), as
+    :func:`lloydbook.tables.setting_text` writes it: each of ``fields`` as the runs hold it (one value, or the set
+    of values), then ``more`` (e.g. ``T=20, tasks=64``), the training steps and the number of seeds. Runs of
+    different step counts raise."""
+    configs = configs_of(runs)
     if not configs:
         raise ValueError("runs must hold at least one run or config, got none")
     steps = sorted({c.steps for c in configs})
@@ -280,7 +249,7 @@ def _field(name: str, value) -> str:
         return f"{value:,} steps"
     if isinstance(value, (list, tuple)):
         return f"{name} in {{{fmt_list(list(value))}}}"
-    return f"{name}={fmt_list([value])}"
+    return f"{name}={fmt_value(value)}"
 
 
 def at(ours: dict, paper: dict) -> str:
@@ -300,20 +269,19 @@ def at(ours: dict, paper: dict) -> str:
     return f"At {ours_text} (the paper: {paper_text}): "
 
 
-def _paper_specs(name: str):
-    if name not in SWEEPS:
-        raise ValueError(f"name must be one of the book's sweeps {list(SWEEPS)}, got {name!r}")
-    found = {n: (entries, unstacked) for n, entries, unstacked in paper_sweeps()}
-    return found.get(name, (specs(name, "paper"), not SWEEPS[name].stacked))
+def _paper_specs() -> dict:
+    """Paper-scale sweep name -> ``(specs, unstacked)``, from :func:`lloydbook.sweeps.paper_sweeps`."""
+    return {name: (entries, unstacked) for name, entries, unstacked in paper_sweeps()}
 
 
 def paper_decides(name: str, fields=("n", "d", "k"), **where) -> str:
-    """What would decide a statement this build leaves open: the sweep ``name`` of the registry at the paper's
-    settings (as :func:`lloydbook.sweeps.paper_sweeps` gives it for the learning chapters' sweeps, such as
-    ``"fig13"``; any other, such as ``"families"``, as trained at ``paper``), restricted to the runs whose fields
-    match ``where`` (a value or a list), as its setting (:func:`setting_of` with ``fields``) and the ``python -m lloydlib train`` command(s) that train it into
-    ``results/recorded/<machine>`` (:func:`lloydbook.sweeps.sweep_commands`), in backticks."""
-    entries, unstacked = _paper_specs(name)
+    """What would decide a statement this build leaves open: the sweep ``name`` at the paper's settings (as
+    :func:`lloydbook.sweeps.paper_sweeps` gives it, else as trained at ``paper``), restricted to the runs whose
+    fields match ``where`` (a value or a list), as its setting (:func:`setting_of` with ``fields``) and the
+    command(s) that train it into ``results/recorded/<machine>``, in backticks."""
+    sweep = get(name)
+    found = _paper_specs()
+    entries, unstacked = found[name] if name in found else (specs(name, "paper"), not sweep.stacked)
     wanted = {f: v if isinstance(v, (list, tuple)) else [v] for f, v in where.items()}
     kept = []
     for base, axes in entries:
@@ -330,10 +298,9 @@ def paper_decides(name: str, fields=("n", "d", "k"), **where) -> str:
 
 
 def gpu_commands(names) -> Table:
-    """The shell commands that train the paper-scale sweeps ``names`` (:func:`lloydbook.sweeps.paper_sweeps`) into a
-    machine's folder :data:`lloydbook.results.RECORDED_STORE` (``results/recorded/<machine>``, to be committed), one
-    row per command (:func:`lloydbook.sweeps.sweep_commands`), as HTML code."""
-    found = {name: (entries, unstacked) for name, entries, unstacked in paper_sweeps()}
+    """The shell commands that train the paper-scale sweeps ``names`` into a machine's folder
+    :data:`lloydbook.results.RECORDED_STORE`, one row per command, as HTML code."""
+    found = _paper_specs()
     unknown = [n for n in names if n not in found]
     if isinstance(names, str) or unknown:
         raise ValueError(f"names must be a list of paper-scale sweeps {list(found)}, got {names!r}")
@@ -343,10 +310,9 @@ def gpu_commands(names) -> Table:
 
 
 def gpu_status() -> str:
-    """What the checkout holds of training runs recorded on GPUs, in words: the GPU machines' folders under
-    ``results/recorded/`` (:func:`lloydbook.results.gpu_run_dirs`), or that there are none. The CPU's
-    paper-setting store (``cpu-<model>``) is chapter 04's own section."""
-    dirs = results.gpu_run_dirs()
+    """What the checkout holds of training runs recorded on GPUs, in words: the machines' folders under
+    ``results/recorded/`` but the ``cpu-<model>`` ones (chapter 04's own section), or that there are none."""
+    dirs = [d for d in results.recorded_run_dirs() if not d.name.startswith("cpu-")]
     if dirs:
         return f"results/recorded/ holds the runs of {len(dirs)} GPU machine(s): {', '.join(d.name for d in dirs)}"
     return "no runs recorded on a GPU are committed (no GPU machine's folder under results/recorded/)"

@@ -30,12 +30,12 @@ __all__ = ["RETRAIN", "problems", "main"]
 RETRAIN = "re-certify it (python -m lloydbook.runs recertify) or move it aside and re-train it with"
 
 
-def problems(dirs=None) -> list[str]:
-    """The problems of the recorded stores ``dirs`` (default: :func:`lloydbook.results.recorded_run_dirs`), one
-    line each, as ``python -m lloydbook.runs check`` words its own: a damaged store (its error names the file
-    and the command that re-trains it) or one trained by other code or another torch; [] when all are sound."""
+def problems() -> list[str]:
+    """The problems of the recorded stores (:func:`lloydbook.results.recorded_run_dirs`), one line each, as
+    ``python -m lloydbook.runs check`` words its own: a damaged store (its error names the file and the command
+    that re-trains it) or one trained by other code or another torch; [] when all are sound."""
     out = []
-    for root in results.recorded_run_dirs() if dirs is None else [Path(d) for d in dirs]:
+    for root in results.recorded_run_dirs():
         if not training.store.is_store(root):
             continue
         try:

@@ -1,16 +1,8 @@
-"""The checkout's folders the chapters read and write: recorded benchmark results and the training cache.
-
-The library takes every directory as an argument; this module supplies the checkout's:
-
-- ``results/``: benchmark JSON files recorded with ``python -m lloydlib bench ... --out`` and recorded
-  training runs under ``results/recorded/<machine>/``: run stores that ``python -m lloydbook.record`` trained
-  on a GPU or a CPU, over as many sittings as it takes (see ``results/README.md``);
-- ``results/runs/``: the run store, every stored sweep's runs at ``default`` (:mod:`lloydbook.runs`;
-  ``$LLOYD_STORE`` names another, e.g. the store of a copy of the repository on Colab);
-- ``.lloydlib-cache/``: the one training cache every chapter shares, unless ``$LLOYD_CACHE`` names another.
-  :func:`cache_dir` resolves it, here alone; the book passes it on as an argument (to the library's
-  ``cache_dir`` arguments, and as ``--cache-dir`` to the ``python -m lloydlib train`` processes a chapter
-  starts) and never writes it into the environment.
+"""The checkout's folders the chapters read and write (the library takes every directory as an argument):
+``results/`` (benchmark JSON files, and run stores recorded on other machines under ``results/recorded/<machine>/``,
+see ``results/README.md``), the run store ``results/runs/`` (:mod:`lloydbook.runs`; ``$LLOYD_STORE`` names
+another), and the training cache ``.lloydlib-cache/`` (``$LLOYD_CACHE`` names another), which the book passes on as
+an argument and never writes into the environment.
 """
 
 from __future__ import annotations
@@ -32,7 +24,6 @@ __all__ = [
     "RECORDED",
     "RECORDED_STORE",
     "recorded_run_dirs",
-    "gpu_run_dirs",
 ]
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -97,14 +88,7 @@ def recorded(benchmark: str, *, gpu_only: bool = False, folder: str | None = Non
 
 def recorded_run_dirs() -> list[Path]:
     """The recorded training-run folders ``results/recorded/<machine>`` that hold finished runs (stores, or
-    cache roots), on whatever device they trained (:func:`lloydlib.training.gpu_results` lists them; its
-    name predates CPU recordings); [] outside a checkout."""
+    cache roots), on whatever device they trained (:func:`lloydlib.training.gpu_results`, named before CPU
+    recordings); [] outside a checkout."""
     root = results_dir()
     return [] if root is None else training.gpu_results(root / "recorded")
-
-
-def gpu_run_dirs() -> list[Path]:
-    """The folders of :func:`recorded_run_dirs` that GPUs recorded: all but the ``cpu-<model>`` ones (named by
-    :func:`lloydlib.training.record.machine_name`), whose runs (the paper's setting trained on this project's CPU over
-    many sittings, the sweep ``fig10a-paper``) chapter 04 decides in a section of their own."""
-    return [d for d in recorded_run_dirs() if not d.name.startswith("cpu-")]

@@ -1,30 +1,15 @@
 """The book's run store: ``python -m lloydbook.runs check|verify|build|recertify|train-missing|drift``.
 
-Every run of the stored sweeps of :mod:`lloydbook.sweeps` at ``default`` (which are also the ``ci``
-runs) is trained once and committed under ``results/runs/`` (the format is
-:mod:`lloydlib.training.store`'s), with the fingerprint of the code that trained it. Then:
-
-- ``check`` (``make test``, first): the store is this code's (else it names the changed modules and
-  the two ways out: ``make runs``, or ``recertify`` when the change leaves the arithmetic equal) and
-  complete (else it names the missing sweeps);
-- ``verify`` (``make test``): re-trains a sample, at least one run of every shape (embedding, loss, d, k, n,
-  family), for its first :data:`STEPS` steps and compares them with the stored runs within :data:`TOLERANCE` (a run
-  that parts after step 1, up to its rounding horizon); the sample is drawn from a printed seed (``--seed`` replays
-  it); recorded stores (``results/recorded/<machine>/``) are verified the same way, for :data:`GPU_STEPS` steps;
-- ``build`` (``make runs``): trains every stored run cold, writes the store, then verifies it; ``build
-  --keep`` trains only the runs the store lacks (a sweep grown by new settings), reads the others from the
-  store (which must be this code's), and writes and verifies the whole store the same way;
-- ``recertify`` (after a code change that should leave every run's numbers as they were: a faster kernel,
-  say): re-trains a sample, ``--per-shape`` runs of every shape (default 1), over their whole length and
-  compares every step within :data:`TOLERANCE`, up to the step where rounding alone parts a run from
-  itself (:mod:`lloydlib.training.recertify`); only if every run agrees, the store is re-stamped with this
-  code's fingerprint and the re-certification recorded in its manifest. ``--store`` names another store of
-  the same format (a recorded ``results/recorded/<machine>/``, say); ``--workers`` re-trains in parallel;
-- ``train-missing`` (``make book``, first): trains into the cache whatever the stacked sweeps at the
-  scale lack (nothing at ``ci`` and ``default`` when the store is complete), so that the chapters'
-  stacks share the training processes;
-- ``drift``: measures how far re-training drifts from the stored runs by rounding alone (one or two
-  torch threads), the basis of :data:`TOLERANCE`, into ``results/store_drift.json``.
+Every run of the stored sweeps of :mod:`lloydbook.sweeps` at ``default`` (which are also the ``ci`` runs) is trained
+once and committed under ``results/runs/`` (:mod:`lloydlib.training.store`'s format), with the fingerprint of the
+code that trained it. ``check`` (``make test``) says whether the store is this code's and complete; ``verify``
+(``make test``) re-trains a sample, at least one run of every shape, for its first :data:`STEPS` steps (recorded
+stores under ``results/recorded/<machine>/`` for :data:`GPU_STEPS`) and compares within :data:`TOLERANCE`;
+``build`` (``make runs``; ``--keep`` trains only what the store lacks) writes and verifies the store;
+``recertify``, after a code change that should leave every run's numbers equal, re-trains a sample whole and
+re-stamps the store only if every run agrees (:mod:`lloydlib.training.recertify`); ``train-missing``
+(``make book``) trains into the cache what the stacked sweeps at the scale lack; ``drift`` measures the
+rounding drift behind :data:`TOLERANCE`.
 """
 
 from __future__ import annotations
@@ -73,22 +58,10 @@ TOLERANCE = (1e-5, 1e-2)
 RECERTIFY = "python -m lloydbook.runs recertify"
 
 
-def _stacked_configs(scale: str) -> list:
-    return list(
-        dict.fromkeys(
-            c for name, s in sweeps.SWEEPS.items() if s.stacked and s.stored for c in sweeps.configs(name, scale)
-        )
-    )
-
-
 def missing(store, scale: str) -> dict[str, int]:
     """Sweep name -> how many of its runs at ``scale`` the store lacks (only sweeps that lack some)."""
-    out = {}
-    for name, cfgs in sweeps.stored_configs(scale).items():
-        n = sum(c not in store for c in cfgs) if store is not None else len(cfgs)
-        if n:
-            out[name] = n
-    return out
+    lack = {name: sum(c not in store for c in cfgs) for name, cfgs in sweeps.stored_configs(scale).items()}
+    return {name: n for name, n in lack.items() if n}
 
 
 def check() -> list[str]:
@@ -236,7 +209,9 @@ def _drift(out: str, samples: int) -> int:
 
 
 def _train_missing(scale: str | None, workers: int | None) -> int:
-    configs = _stacked_configs(scale or book.scale())
+    scale = scale or book.scale()
+    stored = sweeps.stored_configs(scale)
+    configs = list(dict.fromkeys(c for name, cfgs in stored.items() if sweeps.SWEEPS[name].stacked for c in cfgs))
     store, cache = results.store(), results.cache_dir()
     todo = [c for c in configs if (store is None or c not in store) and training.lookup(c, [cache]) is None]
     workers = workers or book.params("learning", scale)["workers"]

@@ -1,12 +1,8 @@
-"""Per-chapter settings for the three scales (``LLOYD_SCALE=ci|default|paper``).
+"""Per-chapter settings for the three scales (``LLOYD_SCALE=ci|default|paper``), one table (:data:`SCALES`).
 
-One table, one entry per chapter; each entry maps a scale to that chapter's settings. ``ci`` keeps a
-chapter about a minute on 2 CPU cores, ``default`` is what the rendered book shows (it must build on 2
-CPU cores), ``paper`` is the papers' own settings, for a GPU.
-
-Read through :func:`params`: one chapter's settings at the active scale (:func:`scale`, from
-``$LLOYD_SCALE``) as :class:`Params`, read-only at every depth (nested settings are :class:`Params`, lists
-:class:`ReadOnlyList`), so no chapter can change the table, or another chapter's settings, by accident.
+``ci`` keeps a chapter about a minute on 2 CPU cores, ``default`` is what the rendered book shows (it must build on 2
+CPU cores), ``paper`` is the papers' own settings, for a GPU. Read through :func:`params`: one chapter's settings at
+the active scale, read-only at every depth, so no chapter can change the table, or another chapter's, by accident.
 """
 
 from __future__ import annotations
@@ -76,6 +72,17 @@ _LEARNING = {"base": {"d": 4, "k": 6, "n": 32, "steps": 6000, "tau": 0.1, "loss"
 # chapter 06's models at ci and default: chapter 04's runs at tau=0.1 (the sweep "fig6" is a part of "fig10" there)
 _MODELS = {"base": dict(_LEARNING["base"]), "embeddings": _LEARNING["embeddings"], "losses": _LEARNING["losses"],
            "seeds": _LEARNING["seeds"]}
+# chapters 06's, 07's and 08's settings at default, which ci and paper change in part (see their comments in SCALES)
+_STEPS = {"models": _MODELS, "T": 20, "tasks": 256, "init_tasks": 256, "shift_tasks": 1024, "doubled_tasks": 2048, "n_tasks": 256,
+          "n_ratios": [0.25, 0.5, 2, 4], "n512": {"tasks": 128, "iterate_tasks": 8, "shift_tasks": 128, "doubled_tasks": 512, "n_points": 65536, "workers": 2}}
+_FAMILIES = {"base": {**_LEARNING["base"], "steps": _LEARNING["shape_steps"]},
+             "families": ["normal", "cauchy", "gumbel", "laplace", "lognormal"], "taus": [1.0, 0.1],
+             "embeddings": ["OH", "BN"], "losses": ["NE", "L2"], "seeds": _LEARNING["seeds"], "workers": 2,
+             "grid_loss": "L2", "grid_tau": 0.1, "T": 20, "test_tasks": 512, "emd_task": [512, 32, 10], "emd_small_task": [32, 4, 6],
+             "emd_per": 4, "emd_small_per": 16, "emd_big": 16, "emd_draws": 20, "squeeze_tasks": 128, "squeeze_ns": [32, 128, 512], "resamples": 2000}
+_LANDSCAPES = {"grid": 21, "radius": 1.0, "loss_tasks": 32, "rise_planes": 4, "rise_grid": 11, "small_d_planes": 16, "small_d_tasks": 64,
+               "gap_n": 512, "gap_tasks": 4, "gap_grid": 11,
+               "gap_losses": ["L2"], "gap_embeddings": ["OH", "BN"], "gap_tau": 0.1, "n512": {"loss_tasks": 20, "planes": 16, "rise_tasks": 20}, "n512_precision": "float32"}
 SCALES: dict[str, dict[str, dict]] = {
     # --- chapter "Lloyd's algorithm and clustering tasks" (book/01_lloyd.ipynb) ---
     "lloyd": {
@@ -171,23 +178,12 @@ SCALES: dict[str, dict[str, dict]] = {
     "learning": {
         "ci": {**_LEARNING, "dropout_eval_n512": _DROPOUT_EVAL_N512_CI, "wall_seeds": [0, 1, 2]},
         "default": _LEARNING,
-        "paper": {"base": _PAPER_BASE,
-                  "shape_steps": 10000,
-                  "seeds": [0, 1, 2, 3, 4, 5, 6, 7, 8, 9], "workers": 1, "embeddings": ["OH", "BN", "NA"],
-                  "losses": ["NE", "L2"],
-                  "taus": [1.0, 0.25, 0.14, 0.1], "tau_ds": [4], "tau_b_ds": [32], "tau_b_steps": 10000,
-                  "ds": [4, 8, 16, 32], "d_taus": [0.25, 0.1], "d_embeddings": ["OH", "BN", "NA"],
-                  "lrs": [0.001, 0.01, 0.1, 1.0], "lr_ds": [4, 32], "lr_embeddings": ["OH", "BN", "NA"],
-                  "lr_steps": 5000, "lr_seeds": [0, 1, 2, 3, 4, 5, 6, 7, 8, 9], "sub_losses": ["NE", "L2"],
-                  "ns": [128, 256, 512, 1024], "n_embeddings": ["OH", "BN", "NA"],
-                  "n_seeds": [0, 1, 2, 3, 4, 5, 6, 7, 8, 9],
-                  "ks": [6, 10, 16, 25], "k_cases": [[4, 1.0], [4, 0.1], [32, 1.0], [32, 0.1]],
-                  "k_seeds": [0, 1, 2, 3, 4, 5, 6, 7, 8, 9], "k_min_ppc": 3,
-                  "wall_cases": [[16, 16], [32, 25]], "wall_n": 512, "wall_tau": 1.0, "wall_clip": 1.0, "wall_seeds": list(range(10)),
-                  "wall_steps": 10000, "wall_time": {"n": 512, "reps": 40, "warmup": 10}, "cli_steps": 200,
-                  "gap_tasks": 320, "gap_n": 512,
-                  "gap_taus": [1e-3, 3e-3, 1e-2, 3e-2, 0.1, 0.25, 1.0, 3.0, 10.0], **_RECORDED,
-                  "dropout_eval": _DROPOUT_EVAL, "dropout_eval_n512": _DROPOUT_EVAL},
+        "paper": {**_LEARNING, "base": _PAPER_BASE, "shape_steps": 10000, "workers": 1, "tau_b_steps": 10000,
+                  "ds": [4, 8, 16, 32], "d_embeddings": ["OH", "BN", "NA"], "lr_embeddings": ["OH", "BN", "NA"],
+                  "lr_steps": 5000, "lr_seeds": list(range(10)), "sub_losses": ["NE", "L2"],
+                  "ns": [128, 256, 512, 1024], "n_embeddings": ["OH", "BN", "NA"], "n_seeds": list(range(10)),
+                  "ks": [6, 10, 16, 25], "k_cases": [[4, 1.0], [4, 0.1], [32, 1.0], [32, 0.1]], "k_seeds": list(range(10)),
+                  "wall_n": 512, "wall_steps": 10000, "gap_tasks": 320, "gap_n": 512},
     },
     # --- chapter "Many steps and new inputs" (book/06_many_steps.ipynb) ---
     # models: the trained models Figs. 6, 7 and 12 evaluate (the sweep "fig6": base config, then the embeddings,
@@ -204,15 +200,13 @@ SCALES: dict[str, dict[str, dict]] = {
     # Fig. 6 gap, the unequal-weights shift (one draw of three) and n=128 undetermined, from the tasks alone.
     # workers: evaluating processes, spawned, of one torch thread each (the evaluations are independent)
     "steps": {
-        "ci": {"models": _MODELS, "T": 20, "tasks": 64, "init_tasks": 256, "shift_tasks": 512, "doubled_tasks": 2048, "n_tasks": 128,
-               "n_ratios": [0.25, 0.5, 2, 4], "n512": {"tasks": 64, "iterate_tasks": 4, "shift_tasks": 64, "doubled_tasks": 64, "n_points": 16384, "workers": 2}},
-        "default": {"models": _MODELS, "T": 20, "tasks": 256, "init_tasks": 256, "shift_tasks": 1024, "doubled_tasks": 2048, "n_tasks": 256,
-                    "n_ratios": [0.25, 0.5, 2, 4], "n512": {"tasks": 128, "iterate_tasks": 8, "shift_tasks": 128, "doubled_tasks": 512, "n_points": 65536, "workers": 2}},
-        "paper": {"models": {"base": {"d": 32, "k": 10, "n": 512, "steps": 10000, "tau": 0.1, "loss": "L2",
-                                      "embedding": "BN"},
-                             "embeddings": ["OH", "BN", "NA"], "losses": ["NE", "L2"], "seeds": list(range(10))},
-                  "T": 20, "tasks": 320, "init_tasks": 320, "shift_tasks": 1024, "doubled_tasks": 2048, "n_tasks": 320,
-                  "n_ratios": [0.25, 0.5, 2, 4], "n512": {"tasks": 320, "iterate_tasks": 320, "shift_tasks": 1024, "doubled_tasks": 2048, "n_points": 163840, "workers": 2}},
+        "ci": {**_STEPS, "tasks": 64, "shift_tasks": 512, "n_tasks": 128,
+               "n512": {"tasks": 64, "iterate_tasks": 4, "shift_tasks": 64, "doubled_tasks": 64, "n_points": 16384, "workers": 2}},
+        "default": _STEPS,
+        "paper": {**_STEPS, "models": {"base": {"d": 32, "k": 10, "n": 512, "steps": 10000, "tau": 0.1, "loss": "L2", "embedding": "BN"},
+                                       "embeddings": ["OH", "BN", "NA"], "losses": ["NE", "L2"], "seeds": list(range(10))},
+                  "tasks": 320, "init_tasks": 320, "n_tasks": 320,
+                  "n512": {"tasks": 320, "iterate_tasks": 320, "shift_tasks": 1024, "doubled_tasks": 2048, "n_points": 163840, "workers": 2}},
     },
     # --- chapter "Distribution families and task dissimilarity" (book/07_families.ipynb) ---
     # train: the family sweep (base TrainConfig fields, then the axes); its normal-family runs at tau=0.1 are
@@ -229,21 +223,10 @@ SCALES: dict[str, dict[str, dict]] = {
     # fell to 1.02 at LLOYD_SEED=0 and ranged over 1.02-2.8 between draws of the seed; with 16, 1.5-1.9); the squeeze of cauchy tasks at
     # squeeze_ns points (squeeze_tasks tasks); resamples: bootstrap resamples of the rank correlation.
     "families": {
-        "ci": {"base": {**_LEARNING["base"], "steps": _LEARNING["shape_steps"]},
-               "families": ["normal", "cauchy", "gumbel", "laplace", "lognormal"], "taus": [1.0, 0.1],
-               "embeddings": ["OH", "BN"], "losses": ["NE", "L2"], "seeds": _LEARNING["seeds"], "workers": 2,
-               "grid_loss": "L2", "grid_tau": 0.1, "T": 20, "test_tasks": 512, "emd_task": [512, 32, 10], "emd_small_task": [32, 4, 6],
-               "emd_per": 4, "emd_small_per": 16, "emd_big": 16, "emd_draws": 10, "squeeze_tasks": 64, "squeeze_ns": [32, 512], "resamples": 1000},
-        "default": {"base": {**_LEARNING["base"], "steps": _LEARNING["shape_steps"]},
-                    "families": ["normal", "cauchy", "gumbel", "laplace", "lognormal"], "taus": [1.0, 0.1],
-                    "embeddings": ["OH", "BN"], "losses": ["NE", "L2"], "seeds": _LEARNING["seeds"], "workers": 2,
-                    "grid_loss": "L2", "grid_tau": 0.1, "T": 20, "test_tasks": 512, "emd_task": [512, 32, 10], "emd_small_task": [32, 4, 6],
-                    "emd_per": 4, "emd_small_per": 16, "emd_big": 16, "emd_draws": 20, "squeeze_tasks": 128, "squeeze_ns": [32, 128, 512], "resamples": 2000},
-        "paper": {"base": {"d": 32, "k": 10, "n": 512, "steps": 10000, "tau": 0.1, "loss": "L2", "embedding": "BN"},
-                  "families": ["normal", "cauchy", "gumbel", "laplace", "lognormal"], "taus": [1.0, 0.1],
-                  "embeddings": ["OH", "BN", "NA"], "losses": ["NE", "L2"], "seeds": list(range(10)), "workers": 1,
-                  "grid_loss": "L2", "grid_tau": 0.1, "T": 20, "test_tasks": 320, "emd_task": [512, 32, 10], "emd_small_task": [32, 4, 6],
-                  "emd_per": 4, "emd_small_per": 16, "emd_big": 16, "emd_draws": 20, "squeeze_tasks": 128, "squeeze_ns": [32, 128, 512], "resamples": 2000},
+        "ci": {**_FAMILIES, "emd_draws": 10, "squeeze_tasks": 64, "squeeze_ns": [32, 512], "resamples": 1000},
+        "default": _FAMILIES,
+        "paper": {**_FAMILIES, "base": {"d": 32, "k": 10, "n": 512, "steps": 10000, "tau": 0.1, "loss": "L2", "embedding": "BN"},
+                  "embeddings": ["OH", "BN", "NA"], "seeds": list(range(10)), "workers": 1, "test_tasks": 320},
     },
     # --- chapter "Loss landscapes" (book/08_landscapes.ipynb) ---
     # Evaluates chapter 05's d sweep (Fig. 3) and chapter 07's family runs (Fig. 5): no training of its own.
@@ -257,15 +240,11 @@ SCALES: dict[str, dict[str, dict]] = {
     # was +0.051 to +0.104 over seeds 0-5; the larger d keeps 4 planes, its rise costs six times as much).
     # n512: Fig. 3 at d=4 and Fig. 5's normal data on fig10a-paper's L2 models (n=512): loss_tasks and rise_tasks of n=512, planes; None: not drawn (too costly at ci: landscape_findings.N512_COST), in n512_precision (the models' float32: on six of them its rounding, 5.3e-6 relative or less, was under 2% of the smallest step between grid points along one axis). About 2 minutes at ci and 14 at default on 2 CPU cores once the runs are cached.
     "landscapes": {
-        "ci": {"grid": 21, "radius": 1.0, "loss_tasks": 16, "rise_planes": 4, "rise_grid": 11, "small_d_planes": 16, "small_d_tasks": 64,
-               "gap_n": 512, "gap_tasks": 2, "gap_grid": 9,
-               "gap_losses": ["L2"], "gap_embeddings": ["OH", "BN"], "gap_tau": 0.1, "n512": {"loss_tasks": None, "planes": None, "rise_tasks": None}, "n512_precision": "float32"},
-        "default": {"grid": 21, "radius": 1.0, "loss_tasks": 32, "rise_planes": 4, "rise_grid": 11, "small_d_planes": 16, "small_d_tasks": 64,
-                    "gap_n": 512, "gap_tasks": 4, "gap_grid": 11,
-                    "gap_losses": ["L2"], "gap_embeddings": ["OH", "BN"], "gap_tau": 0.1, "n512": {"loss_tasks": 20, "planes": 16, "rise_tasks": 20}, "n512_precision": "float32"},
-        "paper": {"grid": 41, "radius": 1.0, "loss_tasks": 320, "rise_planes": 8, "rise_grid": 21, "small_d_planes": 16, "small_d_tasks": 320,
-                  "gap_n": 512, "gap_tasks": 64, "gap_grid": 41,
-                  "gap_losses": ["L2"], "gap_embeddings": ["OH", "BN"], "gap_tau": 0.1, "n512": {"loss_tasks": 20, "planes": 16, "rise_tasks": 20}, "n512_precision": "float32"},
+        "ci": {**_LANDSCAPES, "loss_tasks": 16, "gap_tasks": 2, "gap_grid": 9,
+               "n512": {"loss_tasks": None, "planes": None, "rise_tasks": None}},
+        "default": _LANDSCAPES,
+        "paper": {**_LANDSCAPES, "grid": 41, "loss_tasks": 320, "rise_planes": 8, "rise_grid": 21, "small_d_tasks": 320,
+                  "gap_tasks": 64, "gap_grid": 41},
     },
     # --- chapter "The Lipschitz and norm-bound lemmas" (book/09_lemmas.ipynb) ---
     "lemmas": {

@@ -1,20 +1,10 @@
 """The book's training sweeps, listed once: every run a chapter trains or reads is a config of one of these.
 
 A :class:`Sweep` is a named grid of :class:`lloydlib.training.TrainConfig` at a scale's settings
-(:mod:`lloydbook.scales`): ``specs(params)`` gives ``[(base config, axes)]`` and the sweep is the union of
-``training.grid(base, **axes)``, its entries in priority order (:func:`tiers`). The chapters ask for their
-runs by name (:func:`runs`, which reads the run store and the cache and trains only what is missing); the run
-store (``python -m lloydbook.runs``) holds every run of the ``stored`` sweeps at ``default`` (the ``ci``
-configs are the same runs); the GPU plan (``scripts/gpu_learning_plan.py``) and the paper-scale verdicts
-read :func:`paper_sweeps`, the same sweeps at ``paper``. ``tests/lloydbook/test_sweeps.py`` checks that no
-chapter trains anything else.
-
-Some sweeps are not stored, and train where they run: Fig. 17's single runs, whose point is their own
-step times (``stored=False``, ``stacked=False``), and the runs of the command-line demonstration, which
-the chapter trains with ``python -m lloydlib train``. A ``recorded`` sweep (``fig10a-paper``, ``fig15a-paper``,
-``fig13a-paper`` and ``fig11a-paper``: Figs. 10a, 15b, 13a and 11a at the paper's own setting) is neither stored nor trained by a chapter: ``python -m lloydbook.record`` trains it,
-over many sittings, into a recorded store ``results/recorded/<machine>``, and the chapters read whichever of
-its runs are recorded, and learn which are missing, with :func:`recorded`.
+(:mod:`lloydbook.scales`). The chapters ask for their runs by name (:func:`runs`, which reads the run store and
+the cache and trains only what is missing; :func:`recorded` for a ``recorded`` sweep, which only ``python -m
+lloydbook.record`` trains, into ``results/recorded/<machine>``); :func:`paper_sweeps` are the learning chapters'
+sweeps at the paper's settings. ``tests/lloydbook/test_sweeps.py`` checks that no chapter trains anything else.
 """
 
 from __future__ import annotations
@@ -28,6 +18,7 @@ from lloydlib import training
 
 from . import results
 from .scales import params
+from .tables import fmt_value
 
 __all__ = [
     "Sweep",
@@ -46,6 +37,7 @@ __all__ = [
     "select",
     "paper_keys",
     "at_paper",
+    "configs_of",
     "sweep_configs",
     "sweep_commands",
 ]
@@ -56,12 +48,11 @@ WALL_NS = [256, 512, 1024]
 
 @dataclass(frozen=True)
 class Sweep:
-    """A named grid of runs: ``specs(params)`` -> ``[(base TrainConfig, axes)]`` at the settings ``params``
-    of the chapter key ``settings`` (:func:`lloydbook.scales.params`). ``chapter`` is the notebook that trains
-    it first, ``figure`` what it reproduces; ``stacked`` False trains every run alone; ``stored`` says
-    whether the run store holds it (else it trains where it runs); ``recorded`` says that only
-    ``python -m lloydbook.record`` trains it, into ``results/recorded/<machine>`` (:func:`recorded` reads it,
-    :func:`runs` refuses it)."""
+    """A named grid of runs: ``specs(params)`` -> ``[(base TrainConfig, axes)]``, its entries in priority order
+    (:func:`tiers`), at the settings ``params`` of the chapter key ``settings`` (:func:`lloydbook.scales.params`).
+    ``chapter`` is the notebook that trains it first, ``figure`` what it reproduces; ``stacked`` False trains
+    every run alone; ``stored`` says whether the run store holds it at ``default`` (else it trains where it
+    runs); ``recorded`` says that only ``python -m lloydbook.record`` trains it (:func:`runs` refuses it)."""
 
     name: str
     chapter: str
@@ -209,17 +200,10 @@ def select(configs, **where) -> list:
     return [c for c in configs if all(getattr(c, f) in vs for f, vs in allowed.items())]
 
 
-def configs(name: str, scale: str | None = None, **where) -> list:
-    """Every config of the sweep ``name`` at ``scale``, in grid order (the last axis fastest), each once;
-    with ``where``, only those whose fields match (see :func:`select`)."""
-    out = [c for base, axes in specs(name, scale) for c in training.grid(base, **axes)]
-    return select(list(dict.fromkeys(out)), **where)
-
-
 def tiers(name: str, scale: str | None = None, **where) -> list[list]:
     """The configs of the sweep ``name`` at ``scale`` in priority order: one list per entry of its specs, in
-    grid order, without the configs an earlier entry holds; with ``where``, only those matching (see
-    :func:`select`); empty lists left out. :func:`configs` is their concatenation."""
+    grid order (the last axis fastest), without the configs an earlier entry holds; with ``where``, only those
+    matching (see :func:`select`); empty lists left out."""
     seen, out = set(), []
     for base, axes in specs(name, scale):
         tier = [c for c in dict.fromkeys(training.grid(base, **axes)) if c not in seen]
@@ -228,6 +212,11 @@ def tiers(name: str, scale: str | None = None, **where) -> list[list]:
         if tier:
             out.append(tier)
     return out
+
+
+def configs(name: str, scale: str | None = None, **where) -> list:
+    """Every config of the sweep ``name`` at ``scale``, each once: its :func:`tiers` one after the other."""
+    return [c for tier in tiers(name, scale, **where) for c in tier]
 
 
 def stored_configs(scale: str = "default") -> dict[str, list]:
@@ -239,9 +228,8 @@ def stored_configs(scale: str = "default") -> dict[str, list]:
 def runs(name: str, *, scale: str | None = None, progress: bool = False, **where) -> list:
     """The runs of the sweep ``name`` (at ``scale``; with ``where``, those matching), in grid order: read from
     the checkout's run store or a recorded store (``results/recorded/<machine>``), else from the training
-    cache, else trained now (in the settings' ``workers``
-    processes, stacked unless the sweep is not). Prints where they came from. A ``recorded`` sweep is never
-    trained here: a ValueError says to read it with :func:`recorded`."""
+    cache, else trained now (in the settings' ``workers`` processes, stacked unless the sweep is not). Prints
+    where they came from. A ``recorded`` sweep raises a ValueError that says to read it with :func:`recorded`."""
     sweep = get(name)
     if sweep.recorded:
         raise ValueError(
@@ -255,8 +243,7 @@ def runs(name: str, *, scale: str | None = None, progress: bool = False, **where
     p = params(sweep.settings, scale)
     store = results.store()
     cache = results.cache_dir()
-    # runs recorded on other machines (results/recorded/<machine>, stores of the same format) serve their configs
-    # too: at the paper scale they are what decides the chapters' claims at the paper's setting
+    # runs recorded on other machines (stores of the same format) serve their configs too
     gpu = [d for d in results.recorded_run_dirs() if training.store.is_store(d)]
     in_store = 0 if store is None else sum(c in store for c in cfgs)
     in_cache = sum(c not in (store or ()) and training.cache.has(c, [cache]) for c in cfgs)  # read once, below
@@ -280,9 +267,9 @@ def runs(name: str, *, scale: str | None = None, progress: bool = False, **where
 def recorded(name: str, *, scale: str | None = None, **where) -> tuple[list, list]:
     """``(runs, missing)``: the runs of the sweep ``name`` (at ``scale``; with ``where``, those matching) that
     a recorded store under ``results/recorded/`` holds (the first machine folder, in name order, that holds a
-    config serves it), in the sweep's priority order, and the configs that none holds, in the same order.
-    Trains nothing. A recorded store trained by other code raises
-    :class:`lloydlib.training.StaleStoreError`, a damaged one :class:`lloydlib.training.StoreError`."""
+    config serves it), in the sweep's priority order, and the configs that none holds. Trains nothing. A
+    recorded store trained by other code raises :class:`lloydlib.training.StaleStoreError`, a damaged one
+    :class:`lloydlib.training.StoreError`."""
     cfgs = configs(name, scale, **where)
     if not cfgs:
         raise ValueError(f"where={where} selects no run of the sweep {name!r}")
@@ -303,9 +290,7 @@ PAPER_SWEEPS = ("fig10", "fig10b", "fig14", "fig11", "fig13", "fig15", "fig17")
 def paper_sweeps(p=None) -> list[tuple[str, list, bool]]:
     """The learning chapters' sweeps at the paper's settings ``p`` (default ``params("learning", "paper")``),
     in the order a GPU should train them (:data:`PAPER_SWEEPS`): ``(name, [(base config, axes)], unstacked)``.
-    ``fig17`` spans the paper's :data:`WALL_NS` (it times single runs, so it trains unstacked). Chapter 06's
-    models (the sweep ``fig6``) train with ``python -m lloydbook.record fig6 --budget S --out
-    results/recorded/<machine>``."""
+    ``fig17`` spans the paper's :data:`WALL_NS` (it times single runs, so it trains unstacked)."""
     p = params("learning", "paper") if p is None else p
     return [
         (name, _wall(p, WALL_NS) if name == "fig17" else get(name).specs(p), not get(name).stacked)
@@ -318,10 +303,6 @@ def sweep_configs(specs) -> list:
     return [c for base, axes in specs for c in training.grid(base, **axes)]
 
 
-def _value(v) -> str:
-    return f"{v:g}" if isinstance(v, float) else str(v)
-
-
 def sweep_commands(specs, unstacked: bool, cache: str) -> list[str]:
     """The shell commands that train a sweep's ``[(base config, axes)]`` into the cache root ``cache``:
     one ``python -m lloydlib train`` sweep per entry, or, ``unstacked``, shell loops of one-run command
@@ -331,7 +312,7 @@ def sweep_commands(specs, unstacked: bool, cache: str) -> list[str]:
         return [training.command(b, **axes) + tail for b, axes in specs]
     out = []
     for b, axes in specs:
-        loops = "".join(f"for {f} in {' '.join(_value(v) for v in vs)}; do " for f, vs in axes.items())
+        loops = "".join(f"for {f} in {' '.join(fmt_value(v) for v in vs)}; do " for f, vs in axes.items())
         opts = "".join(f" --{f.replace('_', '-')} ${f}" for f in axes)
         out.append(loops + training.command(b) + opts + tail + "; done" * len(axes))
     return out
@@ -345,22 +326,19 @@ def paper_keys() -> frozenset:
     return frozenset(c.key() for c in cfgs)
 
 
-def _configs_of(runs) -> list:
+def configs_of(runs) -> list:
+    """The configs of ``runs``: a run (its ``.config``), a config, or a list, tuple or dict of them, nested."""
     if isinstance(runs, dict):
         runs = list(runs.values())
-    out = []
-    for r in runs if isinstance(runs, (list, tuple)) else [runs]:
-        if isinstance(r, (list, tuple, dict)):
-            out += _configs_of(r)
-        else:
-            out.append(r if isinstance(r, training.TrainConfig) else getattr(r, "config", None))
-    return out
+    if not isinstance(runs, (list, tuple)):
+        return [getattr(runs, "config", runs)]
+    return [c for r in runs for c in configs_of(r)]
 
 
 def at_paper(runs) -> bool:
-    """Whether every run (or config) of ``runs`` (nested lists or dicts of them allowed) is at the paper's setting: a config of
+    """Whether every run (or config) of ``runs`` (see :func:`configs_of`) is at the paper's setting: a config of
     the book's sweeps at ``paper`` (execution fields, such as the device, aside)."""
-    cfgs = _configs_of(runs)
+    cfgs = configs_of(runs)
     if not cfgs:
         raise ValueError("runs must hold at least one run or TrainConfig, got none")
     bad = [type(c).__name__ for c in cfgs if not isinstance(c, training.TrainConfig)]

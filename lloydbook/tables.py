@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import sympy as sp
 
-__all__ = ["Table", "tex", "fmt_list", "departures", "settings_table", "setting_text"]
+__all__ = ["Table", "tex", "fmt_value", "fmt_list", "departures", "settings_table", "setting_text"]
 
 
 class Table:
@@ -38,11 +38,16 @@ def tex(expr) -> str:
     return r"\(" + sp.latex(expr) + r"\)"
 
 
+def fmt_value(x) -> str:
+    """A float with ``:g``, anything else as ``str(x)``."""
+    return f"{x:g}" if isinstance(x, float) else str(x)
+
+
 def fmt_list(v) -> str:
-    """A list or tuple as ``'a, b, c'`` (floats with ``:g``); anything else as ``str(v)``."""
+    """A list or tuple as ``'a, b, c'`` (each with :func:`fmt_value`); anything else as ``str(v)``."""
     if not isinstance(v, (list, tuple)):
         return str(v)
-    return ", ".join(f"{x:g}" if isinstance(x, float) else str(x) for x in v)
+    return ", ".join(fmt_value(x) for x in v)
 
 
 def departures(rows) -> list:
@@ -63,14 +68,8 @@ def setting_text(**fields) -> str:
     """A claim's setting as text, fields in the order given: ``setting_text(n=32, d=[4, 16], k=6, steps=6000,
     seeds=10)`` is ``"n=32, d in {4, 16}, k=6; 6,000 steps; 10 seeds"`` (``steps`` and ``seeds`` are written
     last, as counts; a list or tuple is a set of values, floats are written with ``:g``)."""
-
-    def value(v):
-        if isinstance(v, (list, tuple)):
-            return "{" + fmt_list(v) + "}"
-        return f"{v:g}" if isinstance(v, float) else str(v)
-
     parts = [
-        f"{k} in {value(v)}" if isinstance(v, (list, tuple)) else f"{k}={value(v)}"
+        f"{k} in {{{fmt_list(v)}}}" if isinstance(v, (list, tuple)) else f"{k}={fmt_value(v)}"
         for k, v in fields.items()
         if k not in ("steps", "seeds")
     ]

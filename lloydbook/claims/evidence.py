@@ -1,17 +1,14 @@
 """The one vocabulary in which the book's measured claims are judged: stated parts, each with an outcome.
 
-A claim about runs or timings is stated as parts (``lower``: "median of a < median of b", ``below`` /
-``above``: a median against a threshold, ``within``: two medians equal within a tolerance, ``cheaper``: a
-cost ratio over interleaved repetitions, ``all_of``: several cells that must all hold). Each part is an
-:class:`Evidence` whose outcome is "holds" (its interval supports the part), "fails" (it contradicts the part
-by the stated margin) or "undetermined" (it covers both), decided on intervals at :data:`LEVEL`.
-:func:`verdict_of` reads a verdict from the parts and :func:`decide` records the claim, asserting that the
-parts support exactly the verdict stated beforehand; an undetermined part never passes a check.
+A claim about runs or timings is stated as parts (:meth:`Judge.lower`, :meth:`~Judge.below`, :meth:`~Judge.above`,
+:meth:`~Judge.within`, :func:`cheaper`, :func:`all_of`), each an :class:`Evidence` whose outcome is "holds" (its
+interval supports the part), "fails" (it contradicts the part by the stated margin) or "undetermined" (it covers
+both), decided on intervals at :data:`LEVEL`. :func:`decide` records the claim, asserting that the parts support
+exactly the verdict stated beforehand (:func:`verdict_of`); an undetermined part never passes a check.
 
-``lower``, ``below``, ``above`` and ``within`` decide on a bootstrap, so they are the methods of a :class:`Judge`,
-which owns the seed of each part's resampling: a chapter's (``ch.judge``) draws part ``p`` from the chapter's seed
-for the draw ``"bootstrap: p"``, so it moves with ``LLOYD_SEED`` like every other draw of the chapter. A function
-that states parts takes the judge as an argument; nothing reads a chapter it was not given.
+The bootstrap parts are decided by a :class:`Judge`, which owns the seed of each part's resampling: a chapter's
+(``ch.judge``) draws part ``p`` from the chapter's seed for the draw ``"bootstrap: p"``. A function that states parts
+takes the judge as an argument.
 """
 
 from __future__ import annotations
@@ -27,18 +24,7 @@ from lloydlib.bench import timing
 from .registry import VERDICTS, Rows
 from .seeds import named_seed
 
-__all__ = [
-    "LEVEL",
-    "OUTCOMES",
-    "Evidence",
-    "q3",
-    "pooled_median",
-    "Judge",
-    "cheaper",
-    "all_of",
-    "verdict_of",
-    "decide",
-]
+__all__ = ["LEVEL", "OUTCOMES", "Evidence", "q3", "pooled_median", "Judge", "cheaper", "all_of", "verdict_of", "decide"]
 
 
 def q3(values) -> str:
@@ -77,6 +63,12 @@ def _interval(m) -> str:
     return f"{m.estimate:+.3f}, {m.level:.0%} interval [{m.low:+.3f}, {m.high:+.3f}]"
 
 
+def _outcome(low: float, high: float, boundary: float) -> str:
+    """The outcome of the interval [low, high] against ``boundary``: "holds" above it, "fails" below it, else
+    "undetermined"."""
+    return "holds" if low > boundary else "fails" if high < boundary else "undetermined"
+
+
 @dataclass(frozen=True)
 class Judge:
     """Decides stated parts on per-seed values by a bootstrap at :data:`LEVEL`; ``seed_of(part)`` is the seed of the
@@ -110,25 +102,27 @@ class Judge:
         when it lies below it.
         """
         m = self._difference(part, a, b, paired)
-        outcome = "holds" if m.low > margin else "fails" if m.high < margin else "undetermined"
         # runs, not seeds: a pooled part (two embeddings' runs of every seed) holds more runs than seeds
         how = f"paired by seed, {len(a)} pairs" if paired else f"unpaired, {len(a)} and {len(b)} runs"
         against = f", margin {margin:.4g}" if margin else ""  # the boundary the interval is read against, when not 0
         text = f"{a_name} {q3(a)} vs {b_name} {q3(b)}; {b_name} - {a_name} {_interval(m)}{against} ({how})"
-        return Evidence(part, outcome, text)
+        return Evidence(part, _outcome(m.low, m.high, margin), text)
+
+    def _against(self, part: str, a, threshold: float, a_name: str, below: bool) -> Evidence:
+        flat = np.full(len(a), float(threshold))
+        m = self._difference(part, a, flat, True) if below else self._difference(part, flat, a, True)
+        difference = f"{threshold:g} - median" if below else f"median - {threshold:g}"
+        text = f"{a_name} {q3(a)}; {difference} {_interval(m)} ({len(a)} runs)"
+        return Evidence(part, _outcome(m.low, m.high, 0), text)
 
     def below(self, part: str, a, threshold: float, a_name: str) -> Evidence:
         """The part 'median of ``a`` < ``threshold``': holds when the interval of the median lies below it,
         fails when it lies above it."""
-        m = self._difference(part, a, np.full(len(a), float(threshold)), True)
-        outcome = "holds" if m.low > 0 else "fails" if m.high < 0 else "undetermined"
-        return Evidence(part, outcome, f"{a_name} {q3(a)}; {threshold:g} - median {_interval(m)} ({len(a)} runs)")
+        return self._against(part, a, threshold, a_name, below=True)
 
     def above(self, part: str, a, threshold: float, a_name: str) -> Evidence:
         """The part 'median of ``a`` > ``threshold``' (see :meth:`below`)."""
-        m = self._difference(part, np.full(len(a), float(threshold)), a, True)
-        outcome = "holds" if m.low > 0 else "fails" if m.high < 0 else "undetermined"
-        return Evidence(part, outcome, f"{a_name} {q3(a)}; median - {threshold:g} {_interval(m)} ({len(a)} runs)")
+        return self._against(part, a, threshold, a_name, below=False)
 
     def within(self, part: str, a, b, a_name: str, b_name: str, tol: float, *, paired: bool) -> Evidence:
         """The part 'the medians of ``a`` and ``b`` differ by less than ``tol``' (an equivalence test): holds
@@ -147,12 +141,11 @@ def cheaper(part: str, a_ms, b_ms, a_name: str, b_name: str) -> Evidence:
     holds when the interval lies above 1, fails when it lies below 1."""
     ratios = timing.paired_ratios(b_ms, a_ms)
     low, high = timing.median_interval(ratios, 1 - LEVEL)
-    outcome = "holds" if low > 1 else "fails" if high < 1 else "undetermined"
     text = (
         f"{a_name} {q3(a_ms)} vs {b_name} {q3(b_ms)}; {b_name} / {a_name} {np.median(ratios):.3f}, "
         f"{LEVEL:.0%} interval [{low:.3f}, {high:.3f}] ({len(ratios)} interleaved repetitions)"
     )
-    return Evidence(part, outcome, text)
+    return Evidence(part, _outcome(low, high, 1), text)
 
 
 def all_of(part: str, evidence) -> Evidence:

@@ -1,25 +1,15 @@
 """What each claim of the learning chapters is expected to find, stated before its runs are read.
 
-An :class:`Expectation` holds, for one claim id, whether the claim is the paper's (``of_paper``) and,
-where a pilot set the expectation at the CPU build's setting, that ``pilot`` verdict and its ``basis``:
-which runs the pilot used, and what was seen before it was set. From these:
-
-- at the paper's own setting the expected verdict is the paper's statement: "reproduced" for a claim of
-  the paper, "beyond the paper" for one it does not make (:attr:`Expectation.paper`); a pilot is never
-  consulted there, so a build at the paper's setting cannot contradict the paper by construction, and
-  where the runs disagree, its check fails: that is the finding. Once a failure at the paper's setting has been
-  read, ``found_at_paper`` records the verdict those runs gave, with its ``basis``: from then on the row states
-  the disagreement, always marked post hoc (its expectation was set after reading its own runs);
-- at any other setting it is the pilot's verdict when one is stated, else the paper's statement.
-
-A pilot that read the claim's own runs or models (``post_hoc``) records what they show rather than predicts
-it: its rows are marked post hoc in their table and counted apart on the Scorecard
-(:data:`lloydbook.claims.POST_HOC`).
+At the paper's own setting a claim expects the paper's statement ("reproduced" for a claim of the paper, "beyond the
+paper" for one it does not make), so a build there cannot contradict the paper by construction: where the runs
+disagree, its check fails, and that is the finding. Once such a failure has been read, ``found_at_paper`` records the
+verdict those runs gave, post hoc. At any other setting it expects a pilot's verdict where one is stated, else the
+paper's statement. A pilot that read the claim's own runs or models (``post_hoc``) records what they show rather than
+predicts it: its rows are marked post hoc and counted apart on the Scorecard (:data:`lloydbook.claims.POST_HOC`).
 
 The entries live in :mod:`lloydbook.expectations`, one module per chapter; a chapter asks
-:meth:`lloydbook.book.Chapter.expect` before it computes, and ``Chapter.decide`` refuses a claim of
-those chapters whose expectation was not asked for. ``tests/lloydbook/claims/test_expectations.py``
-inspects the registry.
+:meth:`lloydbook.book.Chapter.expect` before it computes, and ``Chapter.decide`` refuses a claim whose expectation
+was not asked for.
 """
 
 from __future__ import annotations
@@ -28,7 +18,7 @@ from dataclasses import dataclass
 
 from .registry import VERDICTS
 
-__all__ = ["Expectation", "PAPER_VERDICT", "expected", "post_hoc"]
+__all__ = ["Expectation", "PAPER_VERDICT", "PAPER", "BEYOND", "post_hoc_pilot"]
 
 #: the expected verdict at the paper's setting: of a claim of the paper, and of one beyond it
 PAPER_VERDICT = {True: "reproduced", False: "beyond the paper"}
@@ -36,13 +26,11 @@ PAPER_VERDICT = {True: "reproduced", False: "beyond the paper"}
 
 @dataclass(frozen=True)
 class Expectation:
-    """``of_paper``: the claim is a statement of the paper (else beyond it). ``pilot``: the verdict a
-    pilot set at the CPU build's setting (None: the paper's statement is the expectation there too);
-    ``basis``: the pilot's runs and what was seen (required with a pilot); ``post_hoc``: the pilot read the
-    claim's own runs or trained models before it was set (only with a pilot). ``found_at_paper``: the verdict the
-    runs at the paper's own setting gave where it is not the paper's, recorded after a build read them failing the
-    paper's statement (with its ``basis``: the runs, the numbers and the commit of the blind expectation); it is the
-    expectation there, post hoc."""
+    """``of_paper``: the claim is a statement of the paper (else beyond it). ``pilot``: the verdict a pilot set at the
+    CPU build's setting (None: the paper's statement is the expectation there too); ``basis``: the pilot's runs and
+    what was seen (required with a pilot or ``found_at_paper``); ``post_hoc``: the pilot read the claim's own runs or
+    models (only with a pilot). ``found_at_paper``: the verdict the runs at the paper's setting gave where it is not
+    the paper's, recorded after a build read them failing the paper's statement; the expectation there, post hoc."""
 
     of_paper: bool
     pilot: str | None = None
@@ -87,22 +75,13 @@ class Expectation:
     def post_hoc_at(self, paper_setting: bool) -> bool:
         """Whether the verdict :meth:`at` gives there was set after reading the claim's own runs or models."""
         self.at(paper_setting)  # checks paper_setting
-        if paper_setting:
-            return self.found_at_paper is not None
-        return self.post_hoc  # a post-hoc pilot is the expectation off the paper's setting
+        return self.found_at_paper is not None if paper_setting else self.post_hoc
 
 
-def expected(registry: dict, claim_id: str, paper_setting: bool) -> str:
-    """The verdict ``registry[claim_id]`` expects at the paper's setting or another; a ValueError naming the
-    claim when it has no entry."""
-    if claim_id not in registry:
-        raise ValueError(
-            f"no expectation is stated for claim {claim_id!r}: add it to lloydbook.expectations before computing"
-        )
-    return registry[claim_id].at(paper_setting)
+#: a claim of the paper, and one beyond it, that expect the paper's statement at every setting
+PAPER, BEYOND = Expectation(of_paper=True), Expectation(of_paper=False)
 
 
-def post_hoc(registry: dict, claim_id: str, paper_setting: bool) -> bool:
-    """Whether the verdict :func:`expected` gives for ``claim_id`` there was set after reading its own runs."""
-    expected(registry, claim_id, paper_setting)  # the same error for a claim with no entry
-    return registry[claim_id].post_hoc_at(paper_setting)
+def post_hoc_pilot(pilot: str, basis: str, *, of_paper: bool = True) -> Expectation:
+    """The expectation ``pilot`` set after reading the claim's own runs or models, as ``basis`` says (post hoc)."""
+    return Expectation(of_paper=of_paper, pilot=pilot, basis=basis, post_hoc=True)

@@ -15,17 +15,7 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
-__all__ = [
-    "VERDICTS",
-    "OPEN",
-    "POST_HOC",
-    "KINDS",
-    "Row",
-    "Claim",
-    "Rows",
-    "counts",
-    "slug",
-]
+__all__ = ["VERDICTS", "OPEN", "POST_HOC", "Row", "Rows", "counts", "slug"]
 
 #: the verdicts of a claim (defined for readers in book/intro.md)
 VERDICTS = ("reproduced", "partly", "not reproduced", "beyond the paper", "background")
@@ -34,8 +24,6 @@ OPEN = "open"
 #: what the counts call a claim whose expected verdict was set after its own runs or models were read: counted apart
 #: from the claims whose expectation was stated blind, whatever its verdict
 POST_HOC = "post hoc"
-#: a row is a claim (checked, with a verdict) or open (named, with the setting and command that would decide it)
-KINDS = ("claim", OPEN)
 
 _ID = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
 
@@ -44,12 +32,10 @@ _ID = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
 class Row:
     """One row of a chapter's table; ``paper`` and ``ours`` are already text.
 
-    ``kind`` is "claim" (``verdict`` one of :data:`VERDICTS`, its check held when it was recorded) or
-    "open" (``verdict`` is :data:`OPEN`: the build does not decide the statement; ``decides`` names the
-    setting and the command that would). ``setting`` is where the claim was decided (n, d, k, steps, seeds
-    ...), or "" where no setting applies (a theorem checked exactly, say). ``post_hoc``: the claim's expected
-    verdict was set after its own runs or models had been read (a pilot on the same runs), so its check records
-    what they show rather than tests a prediction; tables mark it, and counts keep it apart.
+    ``kind`` is "claim" (``verdict`` one of :data:`VERDICTS`, its check held when it was recorded) or "open"
+    (``verdict`` is :data:`OPEN`; ``decides`` names the setting and the command that would decide it). ``setting`` is
+    where the claim was decided (n, d, k, steps, seeds ...), or "" (a theorem checked exactly, say). ``post_hoc``: the
+    expected verdict was set after the claim's own runs or models had been read; tables mark it, counts keep it apart.
     """
 
     id: str
@@ -79,23 +65,9 @@ class Row:
         return cls(**data)
 
 
-Claim = Row  # the name the chapters knew
-
-
 def slug(text: str) -> str:
     """A verdict as a glue-key and CSS-class word: spaces become hyphens."""
     return text.replace(" ", "-")
-
-
-def _check_key(name: str, value) -> str:
-    if not isinstance(value, str):
-        raise TypeError(f"{name} must be a str, got {type(value).__name__} {value!r}")
-    if not _ID.match(value):
-        raise ValueError(
-            f"{name} must be lowercase letters and digits joined by single hyphens "
-            f"(like 'lloyd-monotone'), got {value!r}"
-        )
-    return value
 
 
 def _check_text(name: str, value, *, empty: bool = False) -> str:
@@ -104,6 +76,16 @@ def _check_text(name: str, value, *, empty: bool = False) -> str:
     if not empty and not value.strip():
         raise ValueError(f"{name} must be a non-empty string, got {value!r}")
     return value.strip()
+
+
+def _check_key(name: str, value) -> str:
+    _check_text(name, value, empty=True)  # a str
+    if not _ID.match(value):
+        raise ValueError(
+            f"{name} must be lowercase letters and digits joined by single hyphens "
+            f"(like 'lloyd-monotone'), got {value!r}"
+        )
+    return value
 
 
 def _format_value(name: str, value) -> str:
@@ -135,12 +117,6 @@ def _common(key: str, id, statement, source, paper, ours) -> dict:
         paper=_format_value("paper", paper),
         ours=_format_value("ours", ours),
     )
-
-
-def _check_verdict(verdict) -> str:
-    if not isinstance(verdict, str) or verdict not in VERDICTS:
-        raise ValueError(f"verdict must be one of {list(VERDICTS)}, got {verdict!r}")
-    return verdict
 
 
 def counts(of: list[Row]) -> dict[str, int]:
@@ -195,11 +171,13 @@ class Rows:
         Recording a claim again replaces its row; a second, different claim with the same id raises
         ``ValueError``. A failed check raises ``AssertionError`` naming the claim and both values.
         """
+        if not isinstance(verdict, str) or verdict not in VERDICTS:
+            raise ValueError(f"verdict must be one of {list(VERDICTS)}, got {verdict!r}")
         if not isinstance(post_hoc, bool):
             raise TypeError(f"post_hoc must be a bool, got {post_hoc!r}")
         row = Row(
             **_common(self.chapter, id, statement, source, paper, ours),
-            verdict=_check_verdict(verdict),
+            verdict=verdict,
             setting=_check_text("setting", setting, empty=True),
             post_hoc=post_hoc,
         )
@@ -237,11 +215,11 @@ class Rows:
 
     def claims(self) -> list[Row]:
         """The checked claims, in recording order."""
-        return [r for r in self._rows.values() if r.kind == "claim"]
+        return [r for r in self.rows() if r.kind == "claim"]
 
     def open_rows(self) -> list[Row]:
         """The open rows, in recording order."""
-        return [r for r in self._rows.values() if r.kind == OPEN]
+        return [r for r in self.rows() if r.kind == OPEN]
 
     def counts(self) -> dict[str, int]:
         """Rows per verdict and ``"open"`` (see :func:`counts`)."""

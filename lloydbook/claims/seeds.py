@@ -1,11 +1,6 @@
-"""A chapter's seeds, owned by its rows: every random draw of a chapter derives from the chapter's seed value
-(``LLOYD_SEED``, read by :func:`lloydbook.book.setup`) and the draw's name.
-
-:class:`SeededRows` are the :class:`~lloydbook.claims.registry.Rows` a chapter records into (``ch.rows``); they
-own the chapter's seed value, and :meth:`SeededRows.seed` derives the seed of a draw by name (``ch.seed`` is
-it). The bootstrap of :mod:`lloydbook.claims.evidence` draws from it too, through the chapter's judge
-(``ch.judge``), so it moves with ``LLOYD_SEED`` like every other draw.
-"""
+"""A chapter's seeds, owned by its rows (``ch.rows``): every random draw of a chapter, the bootstrap of its evidence
+included, derives from the chapter's seed value (``LLOYD_SEED``, read by :func:`lloydbook.book.setup`) and the
+draw's name."""
 
 from __future__ import annotations
 

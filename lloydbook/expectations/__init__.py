@@ -1,16 +1,12 @@
 """The expected verdicts of the learning chapters' claims, one module per chapter, stated before the runs.
 
-Each module holds ``EXPECT``: claim name (without the chapter prefix) -> :class:`Expectation`. At the
-paper's setting every claim expects the paper's statement (:attr:`Expectation.paper`); a pilot's verdict,
-with its basis, applies only at the CPU build's setting (see :mod:`lloydbook.claims.expectations`).
-:data:`EXPECTATIONS` maps full claim ids to them; :func:`expected` reads it.
+Each module holds ``EXPECT``: claim name (without the chapter prefix) -> :class:`Expectation` (see
+:mod:`lloydbook.claims.expectations`). :data:`EXPECTATIONS` maps full claim ids to them.
 """
 
 from __future__ import annotations
 
 from ..claims.expectations import PAPER_VERDICT, Expectation
-from ..claims.expectations import expected as _expected
-from ..claims.expectations import post_hoc as _post_hoc
 from . import families, landscapes, learning, many_steps, shapes
 
 __all__ = ["Expectation", "PAPER_VERDICT", "EXPECTATIONS", "CHAPTERS", "expected", "post_hoc"]
@@ -27,11 +23,20 @@ CHAPTERS = {
 EXPECTATIONS = {f"{key}-{name}": e for key, table in CHAPTERS.items() for name, e in table.items()}
 
 
+def _entry(claim_id: str) -> Expectation:
+    if claim_id not in EXPECTATIONS:
+        raise ValueError(
+            f"no expectation is stated for claim {claim_id!r}: add it to lloydbook.expectations before computing"
+        )
+    return EXPECTATIONS[claim_id]
+
+
 def expected(claim_id: str, paper_setting: bool) -> str:
-    """The verdict the claim ``claim_id`` expects at the paper's setting (``paper_setting``) or elsewhere."""
-    return _expected(EXPECTATIONS, claim_id, paper_setting)
+    """The verdict the claim ``claim_id`` expects at the paper's setting (``paper_setting``) or elsewhere; a
+    ValueError naming the claim when it has no entry."""
+    return _entry(claim_id).at(paper_setting)
 
 
 def post_hoc(claim_id: str, paper_setting: bool) -> bool:
     """Whether the verdict :func:`expected` gives there was set after reading the claim's own runs or models."""
-    return _post_hoc(EXPECTATIONS, claim_id, paper_setting)
+    return _entry(claim_id).post_hoc_at(paper_setting)

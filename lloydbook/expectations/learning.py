@@ -1,8 +1,6 @@
 """Chapter 04 (Learning one Lloyd step): expected verdicts (see :mod:`lloydbook.expectations`)."""
 
-from ..claims.expectations import Expectation
-
-PAPER, BEYOND = Expectation(of_paper=True), Expectation(of_paper=False)
+from ..claims.expectations import BEYOND, PAPER, post_hoc_pilot
 
 EXPECT = {
     "upper-bound": PAPER,
@@ -25,16 +23,12 @@ EXPECT = {
     # tau 0.25 and 0.14 and of d=32 were trained (issue 26, item 4)
     "larger-tau-ordered": PAPER,
     "d32-l2-lower-train-loss": PAPER,
-    "d32-ne-tau1-fails": Expectation(
-        of_paper=True,
-        pilot="not reproduced",
-        post_hoc=True,
-        basis=(
-            "the expectation was first the paper's ('reproduced', committed before these runs trained) and was "
-            "changed after reading these same runs (the sweep fig10b: n=32, d=32, k=6, NE at tau=1, 3,000 steps, 10 "
-            "seeds), where no embedding ends 10% above its best and OH ends below one Lloyd step: a pilot on the "
-            "same runs, which records what they show, not a prediction"
-        ),
+    "d32-ne-tau1-fails": post_hoc_pilot(
+        "not reproduced",
+        "the expectation was first the paper's ('reproduced', committed before these runs trained) and was "
+        "changed after reading these same runs (the sweep fig10b: n=32, d=32, k=6, NE at tau=1, 3,000 steps, 10 "
+        "seeds), where no embedding ends 10% above its best and OH ends below one Lloyd step: a pilot on the "
+        "same runs, which records what they show, not a prediction",
     ),
     "d32-tau01-beats-lloyd": PAPER,
     "d32-larger-tau-faster-worse": PAPER,

@@ -1,8 +1,6 @@
 """Chapter 06 (Many steps and new inputs): expected verdicts (see :mod:`lloydbook.expectations`)."""
 
-from ..claims.expectations import Expectation
-
-PAPER, BEYOND = Expectation(of_paper=True), Expectation(of_paper=False)
+from ..claims.expectations import BEYOND, PAPER, post_hoc_pilot
 
 EXPECT = {
     "iterate-diverges": PAPER,
@@ -17,14 +15,10 @@ EXPECT = {
     "v-overwrites-x": PAPER,
     "shifts-na": PAPER,
     "n-na": PAPER,
-    "n-generalises": Expectation(
-        of_paper=True,
-        pilot="partly",
-        post_hoc=True,
-        basis=(
-            "a pilot on other evaluation tasks (many_steps.PILOT_SEED + s) with the same models (chapter 04's "
-            "n=32, d=4, k=6 runs): it tests the sampling of the evaluation tasks, not training"
-        ),
+    "n-generalises": post_hoc_pilot(
+        "partly",
+        "a pilot on other evaluation tasks (many_steps.PILOT_SEED + s) with the same models (chapter 04's "
+        "n=32, d=4, k=6 runs): it tests the sampling of the evaluation tasks, not training",
     ),
     # Figs. 6, 7 and 12 on the models trained at n=512 for 10,000 steps (the recorded sweep fig10a-paper at tau=0.1:
     # d=4, k=6, the paper's Fig. 10a setting, not Fig. 6's d=32, k=10): the paper's statements, stated before any of
@@ -36,18 +30,14 @@ EXPECT = {
     # its blind expectation was the paper's statement (57d983c); on these models "better later" failed (the gap to
     # Lloyd's at step 20 was +0.055, 90% interval [+0.054, +0.059] over 20 runs), so the row is decided "partly", and
     # that expectation was set after reading them: post hoc
-    "scale-doubled-n512": Expectation(
-        of_paper=True,
-        pilot="partly",
-        post_hoc=True,
-        basis=(
-            "set after reading these same models (fig10a-paper at tau=0.1: n=512, d=4, k=6, 10,000 steps; OH and BN "
-            "with L2, 10 seeds each): the paper's statement, committed as the expectation before they were evaluated, "
-            "failed its check there. With 128 tasks per seed worse at first held (mean gap over steps 1-5 +0.013, "
-            "interval [+0.008, +0.016]) and better later failed (gap at step 20 +0.055, [+0.054, +0.059]); with 64, "
-            "at three draws of the tasks (LLOYD_SEED 0-2), the same (gap at step 20 +0.053 to +0.056): these models "
-            "stay behind Lloyd's on tasks at twice their training scale. It records what they show"
-        ),
+    "scale-doubled-n512": post_hoc_pilot(
+        "partly",
+        "set after reading these same models (fig10a-paper at tau=0.1: n=512, d=4, k=6, 10,000 steps; OH and BN "
+        "with L2, 10 seeds each): the paper's statement, committed as the expectation before they were evaluated, "
+        "failed its check there. With 128 tasks per seed worse at first held (mean gap over steps 1-5 +0.013, "
+        "interval [+0.008, +0.016]) and better later failed (gap at step 20 +0.055, [+0.054, +0.059]); with 64, "
+        "at three draws of the tasks (LLOYD_SEED 0-2), the same (gap at step 20 +0.053 to +0.056): these models "
+        "stay behind Lloyd's on tasks at twice their training scale. It records what they show",
     ),
     "n-generalises-n512": PAPER,
     "v-overwrites-x-n512": PAPER,

@@ -1,8 +1,6 @@
 """Chapter 05 (What shapes learning): expected verdicts (see :mod:`lloydbook.expectations`)."""
 
-from ..claims.expectations import Expectation
-
-PAPER, BEYOND = Expectation(of_paper=True), Expectation(of_paper=False)
+from ..claims.expectations import BEYOND, PAPER, post_hoc_pilot
 
 EXPECT = {
     "d-bound-tightens": PAPER,
@@ -18,16 +16,13 @@ EXPECT = {
     # the paper names no rate at d=4 but eta=1 (issue 35, item 4): this row states what its runs show, beyond the
     # paper. Its first form ("lr-01-d4-not-worse") expected the paper's verdict, read as "eta=0.1 is not a large rate
     # at d=4", before its runs trained; it was changed after reading them, so it is post hoc
-    "lr-01-d4-large": Expectation(
+    "lr-01-d4-large": post_hoc_pilot(
+        "beyond the paper",
+        "set after reading these same runs (the sweep fig11 at n=32, d=4, eta in {0.01, 0.1}, OH and BN with L2, "
+        "3,000 steps): with 10 seeds eta=0.1 was already non-monotone (median largest rise 0.256) and its excess "
+        "over eta=0.01 undecided; the seeds were raised to 20, which found it worse by more than 0.05. It records "
+        "what they show, not a prediction",
         of_paper=False,
-        pilot="beyond the paper",
-        post_hoc=True,
-        basis=(
-            "set after reading these same runs (the sweep fig11 at n=32, d=4, eta in {0.01, 0.1}, OH and BN with L2, "
-            "3,000 steps): with 10 seeds eta=0.1 was already non-monotone (median largest rise 0.256) and its excess "
-            "over eta=0.01 undecided; the seeds were raised to 20, which found it worse by more than 0.05. It records "
-            "what they show, not a prediction"
-        ),
     ),
     "n-little-difference": PAPER,
     "n-too-few-points": BEYOND,
@@ -43,14 +38,10 @@ EXPECT = {
     "lr-large-nonmonotone-worse-n512": PAPER,
     "lr-01-d4-large-n512": BEYOND,
     "k-bn-degrades": PAPER,
-    "k-oh-insensitive": Expectation(
-        of_paper=True,
-        pilot="not reproduced",
-        post_hoc=True,
-        basis=(
-            "earlier trainings of this sweep at the CPU setting (n=32, d=4, k in {6, 10, 16}; 3,000 steps) had "
-            "shown OH's loss growing with k: the row records what such runs show, not a blind prediction"
-        ),
+    "k-oh-insensitive": post_hoc_pilot(
+        "not reproduced",
+        "earlier trainings of this sweep at the CPU setting (n=32, d=4, k in {6, 10, 16}; 3,000 steps) had "
+        "shown OH's loss growing with k: the row records what such runs show, not a blind prediction",
     ),
     "k-bn-below-na": PAPER,
     # Fig. 15b at the paper's own setting (n=512, d=4, tau=0.1, k in {6, 10, 16, 25}, L2, 10,000 steps), decided on
@@ -60,17 +51,13 @@ EXPECT = {
     # its row reads one panel of the paper's Fig. 15 (d=4, tau=0.1) at the paper's n and steps, so it is not at the
     # paper's whole setting and its expectation off it is a pilot's: the paper's statement, expected blind in 9d07b55,
     # failed on the complete sweep; the verdict those runs gave is the row's expectation now, post hoc
-    "k-oh-insensitive-n512": Expectation(
-        of_paper=True,
-        pilot="not reproduced",
-        post_hoc=True,
-        basis=(
-            "set after reading these same runs: the paper's statement, expected blind in 9d07b55, failed on the "
-            "complete sweep fig15a-paper (n=512, d=4, tau=0.1, L2, 10,000 steps, seeds 0-9, every OH run stable): OH's "
-            "median final relative loss 0.881 at k=6, 0.891 at k=10, 0.916 at k=16 and 0.953 at k=25; k=25 - k=6 "
-            "+0.071, 90% interval [+0.057, +0.080], outside the 0.05 tolerance (at k=10 and 16 within it). The "
-            "interval's low end stayed above 0.05 under 300 bootstrap seeds (lowest +0.056)"
-        ),
+    "k-oh-insensitive-n512": post_hoc_pilot(
+        "not reproduced",
+        "set after reading these same runs: the paper's statement, expected blind in 9d07b55, failed on the "
+        "complete sweep fig15a-paper (n=512, d=4, tau=0.1, L2, 10,000 steps, seeds 0-9, every OH run stable): OH's "
+        "median final relative loss 0.881 at k=6, 0.891 at k=10, 0.916 at k=16 and 0.953 at k=25; k=25 - k=6 "
+        "+0.071, 90% interval [+0.057, +0.080], outside the 0.05 tolerance (at k=10 and 16 within it). The "
+        "interval's low end stayed above 0.05 under 300 bootstrap seeds (lowest +0.056)",
     ),
     "k-bn-below-na-n512": PAPER,
     # Figs. 14, 11, 13 and 15 on their paper-scale sweeps once a machine has recorded all of one

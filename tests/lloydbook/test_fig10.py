@@ -79,16 +79,6 @@ def test_recorded_groups_decide_on_the_largest_complete_seed_set(groups):
     assert fig10.recorded_groups([], 2, [1.0, 0.1], E, L_) == findings.Recorded({}, (), ())
 
 
-def test_missing_text_names_the_runs_by_setting():
-    base = training.TrainConfig(d=4, k=6, n=512, steps=10000)
-    cfgs = training.grid(base, tau=[1.0], embedding=["OH"], loss=["NE"], seed=[0, 1, 2, 3, 4])
-    cfgs += [base.replace(tau=0.1, embedding="BN", loss="L2", seed=3)]
-    cfgs += [base.replace(tau=0.1, embedding="NA", loss="L2", seed=s) for s in (1, 4)]
-    text = findings.missing_text(cfgs, "tau")
-    assert text == "tau=1 OH:NE seeds 0-4; tau=0.1 BN:L2 seed 3; tau=0.1 NA:L2 seeds 1, 4"
-    assert findings.missing_text([], "tau") == "none"
-
-
 def test_recorded_parts_decide_what_is_recorded_and_name_what_is_missing(groups, judge):
     taus = [1.0, 0.25, 0.1]
     three = _runs_of(groups, taus, (0, 1, 2))  # seeds 0-9 of the sweep, each a run of seed s % 3 renamed

@@ -105,7 +105,9 @@ def test_missing_text_groups_by_the_axis_named():
 
     base = TrainConfig(d=4, k=6, n=512, steps=10000, loss="L2")
     cfgs = [base.replace(k=25, embedding="BN", seed=s) for s in range(5)] + [base.replace(k=10, embedding="NA", seed=2)]
-    assert missing_text(cfgs, "k") == "k=25 BN:L2 seeds 0-4; k=10 NA:L2 seed 2"
+    cfgs += [base.replace(k=10, tau=1.0, embedding="OH", loss="NE", seed=s) for s in (1, 4)]
+    assert missing_text(cfgs, "k") == "k=25 BN:L2 seeds 0-4; k=10 NA:L2 seed 2; k=10 OH:NE seeds 1, 4"
+    assert missing_text(cfgs[-2:], "tau") == "tau=1 OH:NE seeds 1, 4" and missing_text([], "tau") == "none"
 
 
 def test_seeds_text_names_a_run_of_seeds_by_its_ends():
@@ -255,18 +257,19 @@ def test_nan_as_inf():
     np.testing.assert_array_equal(findings.nan_as_inf(np.full(2, np.nan)), [np.inf, np.inf])  # e.g. inf - inf
 
 
-def test_recorded_on_names_the_machines_by_their_model():
+def test_a_recorded_sweep_names_the_machines_by_their_model():
     runs = [SimpleNamespace(info={"hardware": h}) for h in ("AMD EPYC, 2 cores", "NVIDIA H200", "AMD EPYC, 2 cores")]
-    assert findings.recorded_on(runs) == "AMD EPYC, NVIDIA H200"
-    assert findings.recorded_on([SimpleNamespace(info={})]) == "a machine that did not record its hardware"
-    assert findings.recorded_on([]) == "no machine yet"
+    assert findings.RecordedSweep("x", runs, [], []).on == "AMD EPYC, NVIDIA H200"
+    unnamed = findings.RecordedSweep("x", [SimpleNamespace(info={})], [], [])
+    assert unnamed.on == "a machine that did not record its hardware"
+    assert findings.RecordedSweep("x", [], [], []).on == "no machine yet"
 
 
-def test_recorded_decides_names_the_rest_of_a_sweep_then_more_seeds():
+def test_a_recorded_sweep_is_decided_by_the_rest_of_it_then_more_seeds():
     tiers = sweeps.tiers("fig10a-paper")
-    rest = findings.recorded_decides("fig10a-paper", tiers, tiers[-1])
+    rest = findings.RecordedSweep("fig10a-paper", [], tiers[-1], tiers).decides
     assert rest == "python -m lloydbook.record fig10a-paper --budget SECONDS --workers 1, then commit results/recorded/"
-    done = findings.recorded_decides("fig10a-paper", tiers, [])
+    done = findings.RecordedSweep("fig10a-paper", [], [], tiers).decides
     assert done.startswith("more seeds than the 10 of fig10a-paper (seeds 0-9), every run of which is recorded")
 
 
@@ -280,7 +283,7 @@ def test_a_recorded_sweep_reads_its_values_counts_and_what_would_decide_it():
         sweep.values("rate")
     counts = sweep.counts("lr11")
     assert counts == {"lr11-recorded": len(sweep.runs), "lr11-runs": 240}
-    assert sweep.decides == findings.recorded_decides("fig11a-paper", sweep.tiers, sweep.missing)
+    assert sweep.decides.startswith("python -m lloydbook.record fig11a-paper" if sweep.missing else "more seeds")
     one = findings.RecordedSweep.read("fig11a-paper", lr=0.001, seed=0)
     assert [len(t) for t in one.tiers] == [6] and len(one.runs) + len(one.missing) == 6
 

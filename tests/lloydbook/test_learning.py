@@ -6,7 +6,6 @@ from types import SimpleNamespace
 
 import numpy as np
 import pytest
-import torch
 
 from lloydbook import learning, results
 from lloydbook.claims import evidence
@@ -53,7 +52,6 @@ def test_auc_is_the_mean_after_step_zero():
 def test_steps_to_settle_finds_the_first_step_inside_the_band():
     run = fake_run([0, 0, 0, 0, 0], train=[50.0, 20.0, 12.0, 10.4, 10.0])
     assert learning.steps_to_settle(run) == 30  # 10.4 is within 5% of 10; 12 is not
-    assert learning.steps_to_settle(run, tol=0.25) == 20
     flat = fake_run([0, 0, 0], train=[50.0, 10.0, 10.0])
     assert learning.steps_to_settle(flat) == 10  # inside from the first step after 0
 
@@ -70,26 +68,13 @@ def test_ms_per_step():
     assert learning.ms_per_step(runs) == pytest.approx(200.0)
 
 
-def test_center_spread_and_relative_spread():
-    C = torch.tensor([[[0.0, 0.0], [2.0, 0.0]], [[1.0, 1.0], [1.0, 1.0]]])
-    torch.testing.assert_close(learning.center_spread(C), torch.tensor([1.0, 0.0]))
+def test_relative_spread():
     X, C0 = sample_tasks(8, 20, 3, 4, seed=0)
     assert learning.relative_spread(lloyd_step, X, C0) == pytest.approx(1.0)
     collapse = lambda X, C: X.mean(1, keepdim=True).expand_as(C)  # every center at the middle
     assert learning.relative_spread(collapse, X, C0) == 0.0
-
-
-# ----------------------------------------------------------------------------------------- claims (tests/lloydbook/claims/test_evidence.py)
-
-
-# ----------------------------------------------------------------------------------------- tables
-# ----------------------------------------------------------------------------------------- runs
-def test_step_ms_reads_either_clock():
-    runs = [fake_run([1, 1], seconds=s) for s in (1.0, 2.0)]  # 10 steps each
-    for r, cpu in zip(runs, (0.5, 1.5)):
-        r.info["cpu_seconds"] = cpu
-    assert learning.step_ms(runs).tolist() == pytest.approx([100.0, 200.0])
-    assert learning.step_ms(runs, clock="cpu").tolist() == pytest.approx([50.0, 150.0])
+    double = lambda X, C: 2 * lloyd_step(X, C)  # twice as far from their centroid: a squared spread 4 times
+    assert learning.relative_spread(double, X, C0) == pytest.approx(4.0)
 
 
 def test_step_costs_times_forward_and_backward_per_repetition():
@@ -157,11 +142,12 @@ def test_command_line_runs_runs_the_command_and_finds_its_runs(monkeypatch, caps
         return f"run {c.seed}"
 
     monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(learning.results, "cache_dir", lambda: tmp_path / "c")  # the book's
     monkeypatch.setattr(learning.subprocess, "run", fake_subprocess_run)
     monkeypatch.setattr(learning.training, "lookup", fake_lookup)
     cmd = "python -m lloydlib train --d 2 --k 2 --n 6 --seed 0 1"
     environ = dict(learning.os.environ)
-    assert learning.command_line_runs(cmd, configs, tmp_path / "c") == ["run 0", "run 1"]
+    assert learning.command_line_runs(cmd, configs) == ["run 0", "run 1"]
     assert calls == [
         ([sys.executable, "-m", "lloydlib", "train", "--d", "2", "--k", "2", "--n", "6", "--seed", "0", "1",
           "--cache-dir", "c"], None)
@@ -171,9 +157,6 @@ def test_command_line_runs_runs_the_command_and_finds_its_runs(monkeypatch, caps
     assert (
         out.startswith(f"$ {cmd} --cache-dir c\ntrained 2 runs\n") and "found in the cache: 2 runs, e.g. run 0" in out
     )
-    monkeypatch.setattr(learning.results, "cache_dir", lambda: tmp_path / "book-cache")  # default: the book's
-    learning.command_line_runs(cmd, configs)
-    assert calls[-1][0][-2:] == ["--cache-dir", "book-cache"] and roots[-1] == [tmp_path / "book-cache"]
     with pytest.raises(ValueError, match="--cache-dir"):
         learning.command_line_runs(cmd + " --cache-dir elsewhere", configs)
     monkeypatch.setattr(learning.training, "lookup", lambda c, dirs: None if c.seed else "run 0")
@@ -225,8 +208,6 @@ def test_paper_decides_names_the_setting_and_the_command_of_the_selected_runs():
 
 
 def test_gpu_status_names_the_gpu_machines_only(monkeypatch, tmp_path):
-    from lloydbook import results
-
     monkeypatch.setattr(results, "recorded_run_dirs", lambda: [])
     assert "no runs recorded on a GPU" in learning.gpu_status()
     monkeypatch.setattr(results, "recorded_run_dirs", lambda: [tmp_path / "cpu-amd-epyc"])

@@ -3,7 +3,7 @@ problems of the recorded stores."""
 
 import pytest
 
-from lloydbook import record
+from lloydbook import record, results, runs
 from lloydlib import training
 from lloydlib.training import TrainConfig
 from lloydlib.training import record as engine
@@ -40,7 +40,7 @@ def test_bad_command_lines_are_named(tmp_path, capsys):
     assert not (tmp_path / "x").exists()
 
 
-def test_problems_name_a_damaged_or_stale_recorded_store(tmp_path, configs):
+def test_problems_name_a_damaged_or_stale_recorded_store(tmp_path, configs, monkeypatch):
     good, stale, damaged = tmp_path / "good", tmp_path / "stale", tmp_path / "damaged"
     run = alone(configs[0])
     training.write_store(good, {"a": [run]}, rebuild="python -m lloydbook.record a --out good")
@@ -51,8 +51,10 @@ def test_problems_name_a_damaged_or_stale_recorded_store(tmp_path, configs):
     (npz,) = damaged.glob("*.npz")
     npz.write_bytes(npz.read_bytes()[:100])
     (tmp_path / "cache-root").mkdir()
-    assert record.problems([good, tmp_path / "cache-root"]) == []
-    found = record.problems([good, stale, damaged])
+    monkeypatch.setattr(results, "recorded_run_dirs", lambda: [good, tmp_path / "cache-root"])
+    assert record.problems() == []
+    monkeypatch.setattr(results, "recorded_run_dirs", lambda: [good, stale, damaged])
+    found = record.problems()
     assert len(found) == 2
     assert found[0].startswith(f"the recorded run store {stale} was trained by other code: lloydlib/losses.py")
     assert found[0].endswith(f"; {record.RETRAIN} python -m lloydbook.record a --out stale")
@@ -60,8 +62,6 @@ def test_problems_name_a_damaged_or_stale_recorded_store(tmp_path, configs):
 
 
 def test_runs_verify_retrains_one_run_of_each_shape_of_a_recorded_store(tmp_path, configs, monkeypatch, capsys):
-    from lloydbook import results, runs
-
     stored = training.train_many(configs[:1], cache_dir=tmp_path / "c", progress=False)
     training.write_store(tmp_path / "store", {"tiny": stored}, rebuild="make runs")
     monkeypatch.setenv("LLOYD_STORE", str(tmp_path / "store"))

@@ -4,10 +4,11 @@ import ast
 import json
 import os
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
-from lloydbook import book, sweeps
+from lloydbook import book, results, sweeps
 from lloydlib import training
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -101,6 +102,9 @@ def test_configs_select_and_errors():
     assert len(all10) == len(p.tau_ds) * len(p.taus) * len(p.embeddings) * len(p.losses) * len(p.seeds)
     some = sweeps.configs("fig10", "default", tau=min(p.taus), embedding=["OH", "BN"])
     assert some and all(c.tau == min(p.taus) and c.embedding in ("OH", "BN") for c in some)
+    run = SimpleNamespace(config=all10[0])  # a run: its config
+    assert sweeps.configs_of({"a": [run, (all10[1],)], "b": all10[2]}) == all10[:3]
+    assert sweeps.configs_of(run) == all10[:1]
     with pytest.raises(ValueError, match="fig99"):
         sweeps.get("fig99")
     with pytest.raises(TypeError, match="no field 'colour'"):
@@ -144,12 +148,19 @@ def test_paper_sweeps_in_priority_order_with_their_seeds():
         assert sweeps.sweep_configs(by[name][0]) == sweeps.configs(name, "paper")
 
 
+BASE = training.TrainConfig(d=2, k=2, n=6, steps=2, batch=2, val_tasks=2, eval_every=1, plateau=False, device="cpu")
+
+
+def tiny(monkeypatch, seeds, **kind):
+    """Register the sweep ``tiny``: :data:`BASE` at ``seeds``, a :class:`lloydbook.sweeps.Sweep` of ``kind``."""
+    sweep = sweeps.Sweep("tiny", "04_learning", "learning", "a test", lambda p: [(BASE, dict(seed=seeds))], **kind)
+    monkeypatch.setitem(sweeps.SWEEPS, "tiny", sweep)
+
+
 def test_runs_reads_the_store_and_trains_only_what_is_missing(tmp_path, monkeypatch, capsys):
     """With a store holding one of two runs, the other trains into the cache; asked again, nothing trains."""
-    base = training.TrainConfig(d=2, k=2, n=6, steps=2, batch=2, val_tasks=2, eval_every=1, plateau=False, device="cpu")
-    tiny = sweeps.Sweep("tiny", "04_learning", "learning", "a test", lambda p: [(base, dict(seed=[0, 1]))])
-    monkeypatch.setitem(sweeps.SWEEPS, "tiny", tiny)
-    (first,) = training.train_many([base], cache_dir=tmp_path / "c0", progress=False)
+    tiny(monkeypatch, [0, 1])
+    (first,) = training.train_many([BASE], cache_dir=tmp_path / "c0", progress=False)
     training.write_store(tmp_path / "store", {"tiny": [first]}, rebuild="make runs")
     monkeypatch.setenv("LLOYD_STORE", str(tmp_path / "store"))
     monkeypatch.setenv("LLOYD_CACHE", str(tmp_path / "cache"))
@@ -165,28 +176,36 @@ def test_runs_reads_the_store_and_trains_only_what_is_missing(tmp_path, monkeypa
 
 def test_runs_leaves_the_environment_alone_and_uses_the_books_cache(tmp_path, monkeypatch, capsys):
     """Without $LLOYD_CACHE, sweeps.runs trains into lloydbook.results.cache_dir() and sets no variable."""
-    base = training.TrainConfig(d=2, k=2, n=6, steps=2, batch=2, val_tasks=2, eval_every=1, plateau=False, device="cpu")
-    tiny = sweeps.Sweep("tiny", "04_learning", "learning", "a test", lambda p: [(base, dict(seed=[0]))])
-    monkeypatch.setitem(sweeps.SWEEPS, "tiny", tiny)
+    tiny(monkeypatch, [0])
     monkeypatch.setenv("LLOYD_STORE", str(tmp_path / "no-store"))
     monkeypatch.delenv("LLOYD_CACHE", raising=False)
     monkeypatch.setattr(sweeps.results, "cache_dir", lambda: tmp_path / "book-cache")
     environ = dict(os.environ)
     (run,) = sweeps.runs("tiny")
     assert dict(os.environ) == environ and "LLOYD_CACHE" not in os.environ
-    assert training.lookup(base, [tmp_path / "book-cache"]) is not None and run.info["path"].startswith(
+    assert training.lookup(BASE, [tmp_path / "book-cache"]) is not None and run.info["path"].startswith(
         str(tmp_path / "book-cache")
     )
 
 
+def recorded_tiers(name: str, wanted: set):
+    """The tiers of the recorded sweep ``name`` at each scale, checked to hold the keys ``wanted``, each once, and
+    to be neither in the run store nor trained by ``make book``."""
+    assert sweeps.get(name).recorded and not sweeps.get(name).stored
+    for scale in book.SCALE_NAMES:
+        tiers = sweeps.tiers(name, scale)
+        flat = [c for t in tiers for c in t]
+        assert {c.key() for c in flat} == wanted and len(flat) == len(wanted)
+        assert name not in sweeps.stored_configs(scale)
+        yield tiers
+
+
 def test_fig10a_paper_is_fig10_at_the_paper_setting_in_priority_order_at_every_scale():
     wanted = {c.key() for c in sweeps.configs("fig10", "paper", d=4)}
-    assert len(wanted) == 240 and sweeps.get("fig10a-paper").recorded and not sweeps.get("fig10a-paper").stored
-    for scale in book.SCALE_NAMES:
-        tiers = sweeps.tiers("fig10a-paper", scale)
+    assert len(wanted) == 240
+    for tiers in recorded_tiers("fig10a-paper", wanted):
         flat = [c for t in tiers for c in t]
-        assert flat == sweeps.configs("fig10a-paper", scale) and {c.key() for c in flat} == wanted
-        assert [len(t) for t in tiers] == [60, 60, 60, 60] and len({c.key() for c in flat}) == 240
+        assert [len(t) for t in tiers] == [60, 60, 60, 60]
         shape = {(c.embedding, c.loss) for c in flat}
         assert shape == {(e, l) for e in ("OH", "BN", "NA") for l in ("NE", "L2")}
         assert {(c.tau, c.seed) for c in tiers[0]} == {(t, s) for t in (1.0, 0.1) for s in range(5)}
@@ -196,48 +215,46 @@ def test_fig10a_paper_is_fig10_at_the_paper_setting_in_priority_order_at_every_s
     assert sweeps.tiers("fig10a-paper", tau=0.25, seed=[0, 1], embedding="OH") == [
         [c for c in sweeps.configs("fig10a-paper", tau=0.25, seed=[0, 1], embedding="OH")]
     ]
-    for scale in ("ci", "default"):  # not part of the run store, nor trained by make book
-        assert "fig10a-paper" not in sweeps.stored_configs(scale)
 
 
 def test_fig15a_paper_is_fig15b_at_the_paper_setting_its_smallest_k_shared_with_fig10a_paper():
     wanted = {c.key() for c in sweeps.configs("fig15", "paper", d=4, tau=0.1, loss="L2")}
     shared = {c.key() for c in sweeps.configs("fig10a-paper", tau=0.1, loss="L2")}
-    assert sweeps.get("fig15a-paper").recorded and not sweeps.get("fig15a-paper").stored
-    for scale in book.SCALE_NAMES:
-        tiers = sweeps.tiers("fig15a-paper", scale)
-        flat = [c for t in tiers for c in t]
-        assert {c.key() for c in flat} == wanted and len(wanted) == 120 and [len(t) for t in tiers] == [30] * 4
-        assert {c.key() for c in flat if c.k == 6} == shared  # the k=6 runs are fig10a-paper's
+    assert len(wanted) == 120
+    for tiers in recorded_tiers("fig15a-paper", wanted):
+        assert [len(t) for t in tiers] == [30] * 4
+        assert {c.key() for t in tiers for c in t if c.k == 6} == shared  # the k=6 runs are fig10a-paper's
         assert [{(c.k, c.seed) for c in t} for t in tiers[:1]] == [{(k, s) for k in (6, 25) for s in range(5)}]
         assert {c.k for c in tiers[2]} == {10, 16} and {c.seed for c in tiers[3]} == set(range(5, 10))
-        assert "fig15a-paper" not in sweeps.stored_configs(scale)
 
 
 def test_fig13a_paper_is_fig13a_at_the_papers_n_but_1024_its_n512_shared_with_fig10a_paper():
     wanted = {c.key() for c in sweeps.configs("fig13", "paper") if c.n != 1024}
     shared = {c.key() for c in sweeps.configs("fig10a-paper", tau=0.1)}
-    assert sweeps.get("fig13a-paper").recorded and not sweeps.get("fig13a-paper").stored
-    for scale in book.SCALE_NAMES:
-        tiers = sweeps.tiers("fig13a-paper", scale)
-        flat = [c for t in tiers for c in t]
-        assert {c.key() for c in flat} == wanted and len(wanted) == 180 and [len(t) for t in tiers] == [90, 90]
-        assert {c.key() for c in flat if c.n == 512} == shared  # the n=512 runs are fig10a-paper's at tau=0.1
+    assert len(wanted) == 180
+    for tiers in recorded_tiers("fig13a-paper", wanted):
+        assert [len(t) for t in tiers] == [90, 90]
+        assert {c.key() for t in tiers for c in t if c.n == 512} == shared  # fig10a-paper's runs at tau=0.1
         assert [{c.seed for c in t} for t in tiers] == [set(range(5)), set(range(5, 10))]
-        assert {c.n for c in tiers[0]} == {128, 256, 512} and "fig13a-paper" not in sweeps.stored_configs(scale)
+        assert {c.n for c in tiers[0]} == {128, 256, 512}
+
+
+def test_fig11a_paper_is_fig11a_at_the_paper_setting():
+    wanted = {c.key() for c in sweeps.configs("fig11", "paper") if c.d == 4}
+    assert len(wanted) == 240
+    for tiers in recorded_tiers("fig11a-paper", wanted):
+        assert [len(t) for t in tiers] == [120, 120]
+        assert [{c.seed for c in t} for t in tiers] == [set(range(5)), set(range(5, 10))]
+        assert {(c.n, c.steps, c.tau) for t in tiers for c in t} == {(512, 5000, 0.1)}
+        assert {c.lr for c in tiers[0]} == {0.001, 0.01, 0.1, 1.0}
 
 
 def test_recorded_reads_the_recorded_stores_and_never_trains(tmp_path, monkeypatch):
-    from lloydbook import results
-
-    base = training.TrainConfig(d=2, k=2, n=6, steps=2, batch=2, val_tasks=2, eval_every=1, plateau=False, device="cpu")
-    tiny = sweeps.Sweep("tiny", "04_learning", "learning", "a test", lambda p: [(base, dict(seed=[0, 1, 2]))],
-                        stored=False, recorded=True)  # fmt: skip
-    monkeypatch.setitem(sweeps.SWEEPS, "tiny", tiny)
+    tiny(monkeypatch, [0, 1, 2], stored=False, recorded=True)
     monkeypatch.setattr(results, "recorded_run_dirs", lambda: [])
     runs, missing = sweeps.recorded("tiny")
     assert runs == [] and missing == sweeps.configs("tiny")
-    (one,) = training.train_many([base.replace(seed=1)], cache_dir=tmp_path / "c", progress=False)
+    (one,) = training.train_many([BASE.replace(seed=1)], cache_dir=tmp_path / "c", progress=False)
     training.write_store(tmp_path / "m", {"tiny": [one]}, rebuild="python -m lloydbook.record tiny")
     monkeypatch.setattr(results, "recorded_run_dirs", lambda: [tmp_path / "m"])
     monkeypatch.setattr(training, "train_many", lambda *a, **k: pytest.fail("recorded() trained"))
@@ -251,20 +268,3 @@ def test_recorded_reads_the_recorded_stores_and_never_trains(tmp_path, monkeypat
         sweeps.recorded("tiny", seed=7)
     with pytest.raises(ValueError, match="sweeps.recorded"):
         sweeps.runs("tiny")
-
-
-def test_fig11a_paper_is_fig11a_at_the_paper_setting():
-    wanted = {c.key() for c in sweeps.configs("fig11", "paper") if c.d == 4}
-    assert sweeps.get("fig11a-paper").recorded and not sweeps.get("fig11a-paper").stored
-    for scale in book.SCALE_NAMES:
-        tiers = sweeps.tiers("fig11a-paper", scale)
-        assert (
-            {c.key() for t in tiers for c in t} == wanted
-            and len(wanted) == 240
-            and [len(t) for t in tiers] == [120, 120]
-        )
-        assert [{c.seed for c in t} for t in tiers] == [set(range(5)), set(range(5, 10))]
-        assert {(c.n, c.steps, c.tau) for t in tiers for c in t} == {(512, 5000, 0.1)}
-        assert {c.lr for c in tiers[0]} == {0.001, 0.01, 0.1, 1.0} and "fig11a-paper" not in sweeps.stored_configs(
-            scale
-        )

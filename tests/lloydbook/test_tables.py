@@ -4,7 +4,7 @@ settings beside the paper's, and settings as text."""
 import pytest
 import sympy as sp
 
-from lloydbook.tables import Table, departures, fmt_list, setting_text, settings_table, tex
+from lloydbook.tables import Table, departures, fmt_list, fmt_value, setting_text, settings_table, tex
 
 
 def test_html_has_the_header_rows_and_mathjax_class():
@@ -45,7 +45,8 @@ def test_tex_is_inline_math():
 def test_fmt_list():
     assert fmt_list([0.1, 1.0, 4]) == "0.1, 1, 4"
     assert fmt_list([(4, 0.1)]) == "(4, 0.1)"
-    assert fmt_list(32) == "32"
+    assert fmt_list(32) == "32" and fmt_list(10000.0) == "10000.0"  # not a list: str
+    assert fmt_value(10000.0) == "10000" and fmt_value(0.25) == "0.25" and fmt_value("OH") == "OH"
 
 
 def test_settings_table_and_departures():
