@@ -21,7 +21,7 @@ from lloydlib import training
 from .claims.evidence import Evidence, verdict_of
 from .claims.render import html_text
 from .learning import at, paper_decides, setting_of
-from .sweeps import at_paper, paper_sweeps, recorded_configs, sweep_configs
+from .sweeps import at_paper, configs_of, paper_sweeps, recorded_configs, sweep_configs
 from .sweeps import recorded as recorded_runs
 from .sweeps import tiers as sweep_tiers
 from .tables import Table, fmt_list
@@ -83,7 +83,7 @@ def nan_as_inf(values) -> np.ndarray:
 
 
 def _where(runs, paper_setting: dict) -> str:
-    configs = [getattr(r, "config", r) for r in runs]
+    configs = configs_of(runs)
     ours = {f: list(dict.fromkeys(getattr(c, f) for c in configs)) for f in paper_setting}
     ours = {f: sorted(v) if all(isinstance(x, (int, float)) for x in v) else v for f, v in ours.items()}
     return at(ours, paper_setting)
@@ -274,7 +274,7 @@ def on_paper_sweep(ch, sweep: str, fields, parts_of, sources: dict, statements: 
         parts = {name: Part(*statements[name], configs, [why]) for name in paper}
     where = dict(lead=f"At the paper's setting (the sweep {sweep}): ", decides=paper_decides(sweep, fields))
     for name in paper:  # the runs are the paper's setting: its n and steps, so no opening "At ... (the paper: ...)"
-        own = {f: sorted({getattr(getattr(r, "config", r), f) for r in parts[name].runs}) for f in ("n", "steps")}
+        own = {f: sorted({getattr(c, f) for c in configs_of(parts[name].runs)}) for f in ("n", "steps")}
         decide(ch, name + suffix, parts[name], source=paper[name], paper_setting=own, **where)
     return f"{said}: rows {', '.join(ch.claim_id(n + suffix) for n in paper)}"
 
