@@ -50,18 +50,21 @@ def _check_int(name: str, value, low: int) -> int:
     return int(value)
 
 
-def rescore(model, X: torch.Tensor, C0: torch.Tensor, *, p: float, repeats: int, seed: int, batch: int = 64):
+def rescore(
+    model, X: torch.Tensor, C0: torch.Tensor, *, p: float, repeats: int, seed: int, batch: int = 64, baseline=None
+):
     """One model's relative loss on tasks ``X`` (B, n, d), ``C0`` (B, k, d): ``(off, on)`` with ``off`` a
     float (dropout off) and ``on`` shape (repeats,), each a scoring with attention dropout of probability
     ``p`` on every head. The masks come from torch's generator seeded with ``seed`` (its state outside is
-    left as it was); ``model`` itself is not changed. Tasks go through in chunks of ``batch``."""
+    left as it was); ``model`` itself is not changed. Tasks go through in chunks of ``batch``. ``baseline``
+    (B,) may pass :func:`lloydlib.losses.lloyd_baseline` of the tasks, computed once for several models."""
     if not isinstance(model, LearnableTransformer):
         raise TypeError(f"model must be a lloydlib.model.LearnableTransformer, got {type(model).__name__}")
     if isinstance(p, bool) or not isinstance(p, (int, float)) or not 0 < p < 1:
         raise ValueError(f"p must be a dropout probability in (0, 1), got {p!r}")
     repeats, seed, batch = _check_int("repeats", repeats, 1), _check_int("seed", seed, 0), _check_int("batch", batch, 1)
     scored = copy.deepcopy(model).to(X.dtype)
-    baseline = losses.lloyd_baseline(X, C0)
+    baseline = losses.lloyd_baseline(X, C0) if baseline is None else baseline
 
     def score() -> float:
         with torch.no_grad():
@@ -89,7 +92,10 @@ def rescore_runs(runs, *, p: float, repeats: int, tasks: int, seed: int) -> Resc
         raise ValueError(f"runs must share one (n, d, k), got {sorted(shapes)}")
     (n, d, k), tasks = shapes.pop(), _check_int("tasks", tasks, 1)
     X, C0 = L.sample_tasks(tasks, n, d, k, seed=_check_int("seed", seed, 0))
-    scored = [rescore(r.model, X, C0, p=p, repeats=repeats, seed=seed + 1 + i) for i, r in enumerate(runs)]
+    base = losses.lloyd_baseline(X, C0)  # the same tasks for every model
+    scored = [
+        rescore(r.model, X, C0, p=p, repeats=repeats, seed=seed + 1 + i, baseline=base) for i, r in enumerate(runs)
+    ]
     return Rescoring(np.array([s[0] for s in scored]), np.array([s[1] for s in scored]))
 
 

@@ -35,6 +35,7 @@ __all__ = [
     "isolated_fraction",
     "block_row",
     "test_tasks",
+    "lloyd_baselines",
     "transfer",
     "cell_medians",
     "bound_terms",
@@ -119,11 +120,20 @@ def _run_transfer(run, X, C0, lloyd: torch.Tensor, steps: int) -> tuple[float, f
     )
 
 
-def transfer(runs_by_family: dict, tasks: dict, steps: int) -> tuple[dict, dict, dict]:
+def lloyd_baselines(tasks: dict, steps: int) -> dict:
+    """Lloyd's objectives from each test family's initial centers, ``{test family: (tasks, steps + 1)}``
+    (``multistep.lloyd_objectives``), for ``tasks`` ``{test family: (X, C0)}``: :func:`transfer`'s baseline, to
+    compute once for the tasks that several calls of it share."""
+    steps = check_int("steps", steps, 1)
+    return {f: lloyd_objectives(X, C0, steps) for f, (X, C0) in tasks.items()}
+
+
+def transfer(runs_by_family: dict, tasks: dict, steps: int, *, lloyd: dict | None = None) -> tuple[dict, dict, dict]:
     """Evaluate every training family's runs on every test family's tasks (Figs. 8 and 18).
 
     ``runs_by_family``: ``{train family: [Run per seed]}``; ``tasks``: ``{test family: (X, C0)}`` (from
-    :func:`test_tasks`); ``steps`` T re-embedding steps (Appendix C, ``multistep.model_objectives``).
+    :func:`test_tasks`); ``steps`` T re-embedding steps (Appendix C, ``multistep.model_objectives``); ``lloyd``:
+    :func:`lloyd_baselines` of those tasks and steps, where already computed (default: computed here).
     Returns ``(one, many, grow)``, each ``{(train, test): array (seeds,)}``, per run a mean over the test tasks:
     ``one``, the k-means loss after one step over that of one Lloyd step (Eq. 20); ``many``, after T steps over
     T Lloyd steps from the same centers; ``grow``, log(L(C_T) / L(C_0)), the model's own objective after T steps
@@ -131,7 +141,10 @@ def transfer(runs_by_family: dict, tasks: dict, steps: int) -> tuple[dict, dict,
     centers stop being finite.
     """
     steps = check_int("steps", steps, 1)
-    lloyd = {f: lloyd_objectives(X, C0, steps) for f, (X, C0) in tasks.items()}
+    lloyd = lloyd_baselines(tasks, steps) if lloyd is None else lloyd
+    wrong = [f for f, (X, _) in tasks.items() if f not in lloyd or lloyd[f].shape != (X.shape[0], steps + 1)]
+    if wrong:
+        raise ValueError(f"lloyd must hold each test family's (tasks, steps + 1) = (., {steps + 1}) baseline: {wrong}")
     one, many, grow = {}, {}, {}
     for a, runs in runs_by_family.items():
         for b, (X, C0) in tasks.items():

@@ -257,42 +257,59 @@ def on_models(
     rows' move on ``tasks``. The run of seed s reads tasks of seed ``task_seed + s``. ``workers``: spawned processes
     of one torch thread each (1: this process; the same curves). Returns ``(parts, curves)``: name -> :class:`Part`,
     and ``{"fig6": {setting: curves}, "fig7": {(shift, setting): curves}, "fig12": {(n, setting): curves},
-    "rewrite": {setting: (seeds,)}}``."""
+    "rewrite": {setting: (seeds,)}}``.
+
+    The work is split by seed (the i-th run of every setting: one job), so that each task draw and Lloyd's curve
+    on it is computed once for all the settings that read it (:func:`lloydbook.many_steps.evaluate`'s cache)."""
     settings = list(runs)
     l2 = [s for s in settings if s[1] == "L2" and s[0] != "NA"]
     if not l2 or not any(e == "NA" for e, _ in settings):
         raise ValueError(f"runs must hold OH or BN with L2, and NA; got the settings {settings}")
     workers = check_int("workers", workers, 1)
-
-    def job(s, **kw):
-        return runs[s], T, dict(task_seed=task_seed, **kw)
-
-    jobs = {("fig12", n, s): job(s, tasks=max(1, n_points // n), n=n) for n in sorted(ns, reverse=True) for s in l2}
-    jobs.update({("iterate", s): job(s, tasks=iterate_tasks, modes=("iterate",)) for s in settings})
-    jobs.update({("fig6", s): job(s, tasks=tasks) for s in settings})
+    cases = [(("fig12", n, s), s, dict(tasks=max(1, n_points // n), n=n)) for n in sorted(ns, reverse=True) for s in l2]
+    cases += [(("iterate", s), s, dict(tasks=iterate_tasks, modes=("iterate",), lloyd=False)) for s in settings]
+    cases += [(("fig6", s), s, dict(tasks=tasks)) for s in settings]
     for sh in M.SHIFTS:
         count = doubled_tasks if sh == "scale doubled" else shift_tasks
-        jobs.update({("fig7", sh, s): job(s, tasks=count, shift=sh) for s in l2})
-    out = _evaluate(jobs, workers)
+        cases += [(("fig7", sh, s), s, dict(tasks=count, shift=sh)) for s in l2]
+    seeds = max(len(runs[s]) for s in settings)
+    jobs = [({s: runs[s][i] for s in settings if i < len(runs[s])}, T, cases, task_seed, tasks) for i in range(seeds)]
+    done = _evaluate(jobs, workers)
+    out = {key: _stack(done, key) for key, _, _ in cases}
     c6 = {s: {**out[("fig6", s)], "iterate": out[("iterate", s)]["iterate"]} for s in settings}
     c7 = {(sh, s): out[("fig7", sh, s)] for sh in M.SHIFTS for s in l2}
     c12 = {(n, s): out[("fig12", n, s)] for n in ns for s in l2}
-    moved = {s: M.data_rewrite(runs[s], tasks, task_seed) for s in settings}
+    moved = {s: np.concatenate([m[s] for _, m in done if s in m]) for s in settings}
     parts = {**fig6(runs, c6, T, judge=judge), **fig7(runs, c7, T, judge=judge), **fig12(runs, c12, T, judge=judge)}
     parts.update(rewrite(runs, moved, judge=judge))
     return parts, {"fig6": c6, "fig7": c7, "fig12": c12, "rewrite": moved}
 
 
-def _job(job) -> dict:
-    runs, T, kw = job
-    return M.evaluate(runs, T, **kw)
+def _stack(done: list, key) -> dict:
+    """The curves of case ``key`` over the seeds' jobs ``done`` (each ``(curves, moved)``): ``{mode: (seeds, T + 1)}``
+    in the order of the runs."""
+    parts = [curves[key] for curves, _ in done if key in curves]
+    return {m: np.concatenate([p[m] for p in parts]) for m in parts[0]}
 
 
-def _evaluate(jobs: dict, workers: int) -> dict:
-    """``{key: (runs, T, kwargs)}`` -> ``{key: many_steps.evaluate(runs, T, **kwargs)}``, in this process (``workers``
-    1) or in that many spawned processes, each with one torch thread, the jobs in the order given."""
+def _job(job) -> tuple[dict, dict]:
+    """One seed's job ``(runs, T, cases, task_seed, tasks)``: ``runs`` maps a setting to its run of that seed and
+    ``cases`` lists ``(key, setting, evaluate's keyword arguments)``. Returns ``({key: curves (1, T + 1) each},
+    {setting: data rows' move (1,)})`` for the cases and settings it holds; one cache serves all of them."""
+    runs, T, cases, task_seed, tasks = job
+    cache = {}
+    curves = {
+        key: M.evaluate([runs[s]], T, **kw, task_seed=task_seed, cache=cache) for key, s, kw in cases if s in runs
+    }
+    moved = {s: M.data_rewrite([run], tasks, task_seed, cache=cache) for s, run in runs.items()}
+    return curves, moved
+
+
+def _evaluate(jobs: list, workers: int) -> list:
+    """``[_job(job) for job in jobs]``, in this process (``workers`` 1) or in that many spawned processes, each
+    with one torch thread, the jobs in the order given."""
     if workers == 1:
-        return {key: _job(j) for key, j in jobs.items()}
+        return [_job(j) for j in jobs]
     spawn = mp.get_context("spawn")
     with ProcessPoolExecutor(workers, mp_context=spawn, initializer=torch.set_num_threads, initargs=(1,)) as pool:
-        return dict(zip(jobs, pool.map(_job, jobs.values())))
+        return list(pool.map(_job, jobs))

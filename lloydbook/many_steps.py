@@ -19,6 +19,7 @@ import torch
 
 import lloydlib as L
 from lloydlib.checks import check_choice, check_int
+from lloydlib.generalisation.blocked_layer import layer as blocked_layer
 from lloydlib.generalisation.multistep import (
     MODES,
     lloyd_objectives,
@@ -86,6 +87,29 @@ def _tasks(config, tasks: int, seed: int, n: int | None = None, init: str = "ran
     return L.sample_tasks(tasks, n, config.d, config.k, init=init, seed=seed, dtype=dtype, **shift_tasks(config, shift))
 
 
+def _drawn(cache, config, tasks: int, seed: int, n=None, init: str = "random", shift=None):
+    """``(key, (X, C0))``: :func:`_tasks`' draw and what it depends on (the task count, the config's n, d, k,
+    dtype and task distribution under ``shift``, ``n``, ``init`` and the seed), read from ``cache`` (a dict, or
+    None: none) when drawn before and stored there otherwise."""
+    key = (tasks, config.n if n is None else n, config.d, config.k, config.dtype, init, seed)
+    key += tuple(shift_tasks(config, shift).items())
+    if cache is None:
+        return key, _tasks(config, tasks, seed, n, init, shift)
+    if key not in cache:
+        cache[key] = _tasks(config, tasks, seed, n, init, shift)
+    return key, cache[key]
+
+
+def _lloyd_curve(cache, key, X, C0, steps: int) -> np.ndarray:
+    """:func:`mean_log` of Lloyd's objectives on the draw ``key`` (X, C0) over ``steps``, from ``cache`` when
+    computed before (a dict, or None: none)."""
+    if cache is None:
+        return mean_log(lloyd_objectives(X, C0, steps))
+    if ("lloyd", key, steps) not in cache:
+        cache[("lloyd", key, steps)] = mean_log(lloyd_objectives(X, C0, steps))
+    return cache[("lloyd", key, steps)]
+
+
 def evaluate(
     runs,
     steps: int,
@@ -96,12 +120,18 @@ def evaluate(
     init: str = "random",
     shift: str | None = None,
     task_seed: int,
+    lloyd: bool = True,
+    cache: dict | None = None,
 ) -> dict[str, np.ndarray]:
     """Curves (seeds, steps + 1) of mean log k-means objective per step: ``{mode: ..., "lloyd": ...}``.
 
     ``runs``: one setting (its seeds; all of one d, k); ``tasks`` evaluation tasks per seed with ``n`` points each
     (default: the training n), initial centers from ``init`` ("random", "gonzalez", "kmeans++"), drawn from the
     training distribution or under a ``shift`` of :data:`SHIFTS`, with seed ``task_seed + run.config.seed``.
+    ``lloyd``: also Lloyd's curve from the same centers (False: no "lloyd" entry). ``cache``: a dict that keeps
+    every task draw and Lloyd's curve on it, so that other settings of the same task distribution (the same draw
+    for the same seed: it depends on the config's n, d, k, dtype and task fields, not on its embedding or loss)
+    and other calls read them instead of computing them again (the same numbers); None keeps nothing.
     """
     runs = list(runs)
     if not runs:
@@ -109,12 +139,15 @@ def evaluate(
     steps = check_int("steps", steps, 0)
     tasks, task_seed = check_int("tasks", tasks, 1), check_int("task_seed", task_seed, 0)
     modes = [check_choice("modes", m, MODES) for m in modes]
-    out = {m: [] for m in [*modes, "lloyd"]}
+    if cache is not None and not isinstance(cache, dict):
+        raise TypeError(f"cache must be a dict or None, got {type(cache).__name__}")
+    out = {m: [] for m in [*modes, *(["lloyd"] if lloyd else [])]}
     for r in runs:
-        X, C0 = _tasks(r.config, tasks, task_seed + r.config.seed, n, init, shift)
+        key, (X, C0) = _drawn(cache, r.config, tasks, task_seed + r.config.seed, n, init, shift)
         for m in modes:
             out[m].append(mean_log(model_objectives(r.model, X, C0, steps, mode=m)))
-        out["lloyd"].append(mean_log(lloyd_objectives(X, C0, steps)))
+        if lloyd:
+            out["lloyd"].append(_lloyd_curve(cache, key, X, C0, steps))
     return {m: np.array(v) for m, v in out.items()}
 
 
@@ -177,16 +210,18 @@ def exact_deviation(T: int, seed: int) -> float:
     return dev
 
 
-def data_rewrite(runs, tasks: int, task_seed: int) -> np.ndarray:
+def data_rewrite(runs, tasks: int, task_seed: int, *, cache: dict | None = None) -> np.ndarray:
     """Per run, shape ``(len(runs),)``: how far one layer of Eq. 4 on fresh tokens moves the data rows of the point
     tokens, ``||Xbar^(1)[:, :, :d] - X|| / ||X||`` (Frobenius norms over ``tasks`` evaluation tasks of the run's
-    training distribution, seed ``task_seed + seed``). Appendix C: a learned value map "can also overwrite the x
-    rows of the point tokens"; with Theorem B.1's weights they stay X (0). +inf for a diverged run."""
+    training distribution, seed ``task_seed + seed``; ``cache`` as in :func:`evaluate`: Fig. 6's draw). Appendix C:
+    a learned value map "can also overwrite the x rows of the point tokens"; with Theorem B.1's weights they stay X
+    (0). +inf for a diverged run. The layer is the model's reference one, in blocks
+    (:func:`lloydlib.generalisation.blocked_layer.layer`: the same numbers)."""
     task_seed, out = check_int("task_seed", task_seed, 0), []
     for run in runs:
-        X, C0 = _tasks(run.config, tasks, task_seed + run.config.seed)
+        _, (X, C0) = _drawn(cache, run.config, tasks, task_seed + run.config.seed)
         with torch.no_grad():
-            Xbar = run.model.layer(*run.model.embed(X, C0))[0][..., : run.config.d]
+            Xbar = blocked_layer(run.model, *run.model.embed(X, C0))[0][..., : run.config.d]
         change = float(torch.linalg.norm(Xbar - X) / torch.linalg.norm(X))
         out.append(change if run.status != "diverged" and math.isfinite(change) else math.inf)
     return np.array(out)

@@ -63,6 +63,7 @@ from .sphere import (
     sphere_step,
     subspace_distance,
     train_heads,
+    train_heads_shared,
 )
 
 __all__ = [
@@ -96,6 +97,7 @@ __all__ = [
     "subspace_distance",
     "TrainResult",
     "train_heads",
+    "train_heads_shared",
     "nearest_centroid_risk",
     "ClosedForms",
     "symbols",

@@ -229,6 +229,13 @@ class ClosedForms:
         return ident, A, M, N
 
     def _finite(self, z=None):
+        """:meth:`_finite_terms`, derived once per ``z`` (several closed forms read them)."""
+        cache = self.__dict__.setdefault("_finite_cache", {})
+        if z not in cache:
+            cache[z] = self._finite_terms(z)
+        return cache[z]
+
+    def _finite_terms(self, z=None):
         """(R0, B1, B2) with E||x_l - T_l||^2 = R0 - 2c B1 + c^2 B2, conditional on Z_l = z (or averaged).
 
         Expanding T_l = (c/L) sum_k x_k (x_k^T A x_l):
@@ -274,11 +281,16 @@ class ClosedForms:
 
     @functools.cached_property
     def first_order_L(self):
-        """r_1 in R_L(c*_L) = R_inf(c*) + r_1 / L + O(1/L^2)."""
+        """r_1 in R_L(c*_L) = R_inf(c*) + r_1 / L + O(1/L^2): with eps = 1/L, R_L(c*_L) is a rational function
+        P(eps) / Q(eps) with Q(0) != 0, and r_1 its derivative at eps = 0, (P'(0) Q(0) - P(0) Q'(0)) / Q(0)^2
+        (the coefficient of eps in its series, without expanding the series)."""
         sp = self._sp
         eps = sp.Symbol("epsilon", positive=True)
-        series = sp.series(self.risk_L_opt.subs(self.s.L, 1 / eps), eps, 0, 2).removeO()
-        return sp.factor(sp.simplify(series.coeff(eps, 1)))
+        num, den = (sp.Poly(x, eps) for x in sp.fraction(sp.together(self.risk_L_opt.subs(self.s.L, 1 / eps))))
+        p0, p1, q0, q1 = (x.coeff_monomial(m) for x in (num, den) for m in (1, eps))
+        if q0 == 0:
+            raise ValueError("R_L(c*_L) has no finite limit as L -> inf: no first-order term")
+        return sp.factor(sp.simplify((p1 * q0 - p0 * q1) / q0**2))
 
     @functools.cached_property
     def mean_coef_L(self):

@@ -121,10 +121,19 @@ def draw_tokens(mu: torch.Tensor, L: int, sigma: float, g: torch.Generator, nois
 
     Training draws its noise in float32 (about five times faster on CPU) and computes in float64.
     """
+    means, xi, Z = draw_parts(mu, L, g, noise_dtype)
+    return means + sigma * xi, Z
+
+
+def draw_parts(mu: torch.Tensor, L: int, g: torch.Generator, noise_dtype):
+    """The draws behind :func:`draw_tokens`, before sigma scales the noise: the tokens' centroids
+    mu_{Z_l} (batch, L, d) float64, the noise xi (batch, L, d) float64 (drawn in ``noise_dtype``) and the
+    components Z (batch, L). Tokens at any sigma are ``means + sigma * xi`` (the same draws for every sigma).
+    """
     batch, k, d = mu.shape
     Z = torch.randint(k, (batch, L), generator=g)
     xi = torch.randn(batch, L, d, generator=g, dtype=noise_dtype).to(torch.float64)
-    return torch.gather(mu, 1, Z[..., None].expand(-1, -1, d)) + sigma * xi, Z
+    return torch.gather(mu, 1, Z[..., None].expand(-1, -1, d)), xi, Z
 
 
 def second_moment(mu: torch.Tensor, sigma: float) -> torch.Tensor:

@@ -23,7 +23,7 @@ import torch
 from .. import _random
 from .._validate import check_choice, check_int, check_nonneg, check_positive, check_tensor
 from ._checks import check_centroids, check_heads
-from .data import draw_tokens, second_moment
+from .data import draw_parts, second_moment
 from .heads import FORMS, mhat_risk, population_risk
 
 __all__ = [
@@ -37,6 +37,7 @@ __all__ = [
     "subspace_distance",
     "TrainResult",
     "train_heads",
+    "train_heads_shared",
 ]
 
 UPDATES = ("riemannian", "projected", "euclidean")
@@ -204,74 +205,126 @@ def train_heads(
     Histories are recorded every ``record_every`` steps (and at the end); ``risk`` is the population
     risk (L = inf) of the current heads without the penalty, so runs at different L are comparable.
     """
+    setting = dict(sigma=sigma, c=c, form=form, init=init, penalty=penalty, lr=lr, update=update)
+    common = dict(L=L, steps=steps, batch=batch, runs=runs, record_every=record_every, seed=seed)
+    return train_heads_shared(mu, {0: setting}, **common)[0]
+
+
+def train_heads_shared(
+    mu: torch.Tensor,
+    settings: dict,
+    *,
+    L: int | None = None,
+    steps: int = 1000,
+    batch: int = 1000,
+    runs: int = 1,
+    record_every: int = 1,
+    seed=0,
+) -> dict:
+    """:func:`train_heads` for several settings on one seed, in lockstep: ``{key: TrainResult}``, each
+    equal to ``train_heads(mu, **settings[key], L=L, ..., seed=seed)``.
+
+    ``settings`` maps a key to the keyword arguments that may differ between the settings: ``sigma`` and
+    ``c`` (required), ``form``, ``init``, ``penalty``, ``lr``, ``update`` (:func:`train_heads`'s defaults).
+    Calls of one seed draw the same prompts' components and noise, whatever their setting (tokens at
+    sigma are ``means + sigma * xi``, :func:`lloydlib.attention_clustering.data.draw_parts`): here they
+    are drawn once per step for every setting, and the prompts' second moments Mhat (runs, batch, d, d)
+    formed once per step and sigma. Every setting's own computation is :func:`train_heads`'s.
+    """
     mu = check_centroids(mu)
     if mu.dim() != 2:
         raise ValueError(f"mu must have shape (K, d), got {tuple(mu.shape)}")
-    sigma = check_nonneg("sigma", sigma)
-    c = check_positive("c", c)
-    check_choice("form", form, FORMS)
+    if not isinstance(settings, dict) or not settings:
+        raise ValueError(f"settings must be a non-empty dict of key -> keyword arguments, got {settings!r}")
     if L is not None:
         L = check_int("L", L, 1)
         batch = check_int("batch", batch, 1)
-    penalty = check_nonneg("penalty", penalty)
-    lr = check_positive("lr", lr)
     steps = check_int("steps", steps, 0)
-    check_choice("update", update, UPDATES)
     runs = check_int("runs", runs, 1)
     record_every = check_int("record_every", record_every, 1)
     seed = check_int("seed", seed, 0)
-    k, d = mu.shape
     mu = mu.detach().to("cpu", torch.float64)
-    g_init, g_data = _random.generator(seed), _random.generator(seed + 1)
-    if isinstance(init, torch.Tensor):
-        Lam = check_heads(init, name="init").detach().to("cpu", torch.float64).clone()
-        if Lam.shape != (runs, k, d):
-            raise ValueError(f"init must have shape (runs={runs}, K={k}, d={d}), got {tuple(Lam.shape)}")
-    else:
-        check_choice("init", init, ("manifold", "sphere"))
-        Lam = (
-            init_on_manifold(mu, runs=runs, generator=g_init)
-            if init == "manifold"
-            else init_on_sphere(k, d, runs=runs, generator=g_init)
-        )
-    M = second_moment(mu, sigma)
-    hist = {"steps": [], "distance": [], "risk": [], "violation": [], "subspace": [], "overlap": []}
-    off = ~torch.eye(k, dtype=torch.bool)
-
-    def record(t):
-        hist["steps"].append(t)
-        hist["distance"].append(centroid_distance(Lam, mu))
-        hist["risk"].append(population_risk(Lam, M, c, form))
-        hist["violation"].append(manifold_violation(Lam, mu) if d > k else torch.zeros(runs, dtype=Lam.dtype))
-        hist["subspace"].append(subspace_distance(Lam, mu))
-        gram = (Lam @ Lam.transpose(-1, -2)).abs()
-        hist["overlap"].append(gram[:, off].amax(-1) if k > 1 else torch.zeros(runs, dtype=Lam.dtype))
-
+    heads = {key: _Heads(mu, runs, seed, **kw) for key, kw in settings.items()}
+    g_data = _random.generator(seed + 1)
     threads = torch.get_num_threads()
     torch.set_num_threads(1)  # small tensors: extra threads only add overhead (10x slower on a busy 2-core CPU)
     try:
         with torch.no_grad():
-            record(0)
+            for h in heads.values():
+                h.record(0)
         for t in range(1, steps + 1):
-            if L is None:
-                Lam.requires_grad_(True)
-                loss = population_risk(Lam, M, c, form)
-            else:
-                X, _ = draw_tokens(mu.expand(runs * batch, k, d), L, sigma, g_data, torch.float32)
-                Mhat = (X.transpose(1, 2) @ X / L).view(runs, batch, d, d)
-                Lam.requires_grad_(True)
-                loss = mhat_risk(Mhat, Lam[:, None], c, form).mean(1)
-            if penalty > 0:
-                loss = loss + penalty * orthogonality_penalty(Lam)
-            (grad,) = torch.autograd.grad(loss.sum(), Lam)
-            with torch.no_grad():
-                Lam = sphere_step(Lam.detach(), grad, lr, update)
-                if t % record_every == 0 or t == steps:
-                    record(t)
+            Mhat = {}  # sigma -> the step's prompts' second moments (runs, batch, d, d)
+            if L is not None:
+                k, d = mu.shape
+                means, xi, _ = draw_parts(mu.expand(runs * batch, k, d), L, g_data, torch.float32)
+                for sigma in dict.fromkeys(h.sigma for h in heads.values()):
+                    X = means + sigma * xi
+                    Mhat[sigma] = (X.transpose(1, 2) @ X / L).view(runs, batch, d, d)
+            for h in heads.values():
+                h.step(t, Mhat.get(h.sigma), t % record_every == 0 or t == steps)
     finally:
         torch.set_num_threads(threads)
-    return TrainResult(
-        Lam.detach(),
-        torch.tensor(hist["steps"]),
-        *(torch.stack(hist[key], 1) for key in ("distance", "risk", "violation", "subspace", "overlap")),
-    )
+    return {key: h.result() for key, h in heads.items()}
+
+
+class _Heads:
+    """One setting of :func:`train_heads_shared`: its heads Lam (runs, K, d), its loss and its histories."""
+
+    def __init__(
+        self, mu, runs, seed, *, sigma, c, form="R1", init="manifold", penalty=0.0, lr=0.1, update="riemannian"
+    ):
+        self.sigma = check_nonneg("sigma", sigma)
+        self.c = check_positive("c", c)
+        self.form = check_choice("form", form, FORMS)
+        self.penalty = check_nonneg("penalty", penalty)
+        self.lr = check_positive("lr", lr)
+        self.update = check_choice("update", update, UPDATES)
+        self.mu, (k, d) = mu, mu.shape
+        if isinstance(init, torch.Tensor):
+            Lam = check_heads(init, name="init").detach().to("cpu", torch.float64).clone()
+            if Lam.shape != (runs, k, d):
+                raise ValueError(f"init must have shape (runs={runs}, K={k}, d={d}), got {tuple(Lam.shape)}")
+        else:
+            check_choice("init", init, ("manifold", "sphere"))
+            g_init = _random.generator(seed)
+            Lam = (
+                init_on_manifold(mu, runs=runs, generator=g_init)
+                if init == "manifold"
+                else init_on_sphere(k, d, runs=runs, generator=g_init)
+            )
+        self.Lam, self.runs = Lam, runs
+        self.M = second_moment(mu, self.sigma)
+        self.hist = {"steps": [], "distance": [], "risk": [], "violation": [], "subspace": [], "overlap": []}
+        self.off = ~torch.eye(k, dtype=torch.bool)
+
+    def record(self, t):
+        Lam, mu, hist, (k, d) = self.Lam, self.mu, self.hist, self.mu.shape
+        hist["steps"].append(t)
+        hist["distance"].append(centroid_distance(Lam, mu))
+        hist["risk"].append(population_risk(Lam, self.M, self.c, self.form))
+        hist["violation"].append(manifold_violation(Lam, mu) if d > k else torch.zeros(self.runs, dtype=Lam.dtype))
+        hist["subspace"].append(subspace_distance(Lam, mu))
+        gram = (Lam @ Lam.transpose(-1, -2)).abs()
+        hist["overlap"].append(gram[:, self.off].amax(-1) if k > 1 else torch.zeros(self.runs, dtype=Lam.dtype))
+
+    def step(self, t, Mhat, record):
+        """Step t on the population risk (``Mhat`` None) or on the prompts' second moments ``Mhat``."""
+        Lam = self.Lam.requires_grad_(True)
+        if Mhat is None:
+            loss = population_risk(Lam, self.M, self.c, self.form)
+        else:
+            loss = mhat_risk(Mhat, Lam[:, None], self.c, self.form).mean(1)
+        if self.penalty > 0:
+            loss = loss + self.penalty * orthogonality_penalty(Lam)
+        (grad,) = torch.autograd.grad(loss.sum(), Lam)
+        with torch.no_grad():
+            self.Lam = sphere_step(Lam.detach(), grad, self.lr, self.update)
+            if record:
+                self.record(t)
+
+    def result(self) -> TrainResult:
+        return TrainResult(
+            self.Lam.detach(),
+            torch.tensor(self.hist["steps"]),
+            *(torch.stack(self.hist[key], 1) for key in ("distance", "risk", "violation", "subspace", "overlap")),
+        )

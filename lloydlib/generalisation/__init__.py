@@ -2,7 +2,10 @@
 Appendix C): many steps, new inputs, other distribution families, task dissimilarity, loss landscapes.
 
 - :mod:`~lloydlib.generalisation.multistep`: T steps of a one-layer model by re-embedding or by iterating
-  Eq. 4, against Lloyd's algorithm from the same centers (Appendix C, Figs. 6, 7, 12);
+  Eq. 4, against Lloyd's algorithm from the same centers (Appendix C, Figs. 6, 7, 12), with
+  :mod:`~lloydlib.generalisation.reembed` (re-embedding steps that compute the points' own attention once) and
+  :mod:`~lloydlib.generalisation.blocked_layer` (the model's reference layer with its point-point head in
+  blocks), both bit for bit the model's numbers;
 - :mod:`~lloydlib.generalisation.dissimilarity`: the earth mover's distance between tasks' distributions of
   squared point-to-initial-center distances (Figs. 9, 19);
 - :mod:`~lloydlib.generalisation.landscape`: loss and smoothing-gap surfaces along two filter-normalised

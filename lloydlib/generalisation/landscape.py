@@ -50,7 +50,7 @@ from .._validate import (
     check_points,
     check_positive,
 )
-from ..lloyd import kmeans_objective
+from ..distances import sqdist
 from ..model import LearnableTransformer
 from ..training.stacked_model import StackShape, stacked_forward
 
@@ -199,6 +199,24 @@ def _stack_shape(model: LearnableTransformer) -> StackShape | None:
     return StackShape(model.d, model.k, model.embedding, model.bias, model.gamma)
 
 
+def _measures(X: torch.Tensor, C: torch.Tensor, tau: float, regularizer: str, kinds) -> dict[str, torch.Tensor]:
+    """The ``kinds`` of :func:`task_surfaces` per task, kind -> (m,), for checked points X (m, n, d) and centers
+    C (m, k, d) (checked here: finite, of X's shape): :func:`lloydlib.losses.smoothed_loss` and
+    :func:`lloydlib.kmeans_objective` computed by their own operations, but on one matrix of squared distances r
+    (m, n, k) (both compute it by :func:`lloydlib.distances.sqdist` with ``expand=None``), and only those the kinds
+    need."""
+    C = check_centers(C, X)
+    r = sqdist(X, C)
+    out = {}
+    if "smoothed" in kinds or "gap" in kinds:
+        out["smoothed"] = (losses.regularized_argmax(-r / tau, regularizer, dim=2) * r).sum(dim=(1, 2))
+    if "kmeans" in kinds or "gap" in kinds:
+        out["kmeans"] = r.amin(dim=2).sum(dim=1)
+    if "gap" in kinds:
+        out["gap"] = out["smoothed"] - out["kmeans"]
+    return out
+
+
 def task_surfaces(
     model: LearnableTransformer,
     X: torch.Tensor,
@@ -243,9 +261,7 @@ def task_surfaces(
     Xd, Cd = X.to(dev, dt), C0.to(dev, dt)
 
     def measures(Xs, C):  # Xs (m, n, d), C (m, k, d) -> kind -> (m,)
-        sm = losses.smoothed_loss(Xs, C, tau, regularizer)
-        km = kmeans_objective(Xs, C)
-        return {"smoothed": sm, "kmeans": km, "gap": sm - km}
+        return _measures(Xs, C, tau, regularizer, kinds)
 
     shape = _stack_shape(model) if stacked else None
     if shape is None:

@@ -40,6 +40,8 @@ from .._validate import check_centers, check_choice, check_int, check_points, ch
 from ..distances import sqdist
 from ..lloyd import EMPTY_POLICIES, lloyd
 from ..model import LearnableTransformer
+from .blocked_layer import layer as blocked_layer
+from .reembed import reembedder
 
 __all__ = [
     "MODES",
@@ -109,6 +111,10 @@ def _run_chunk(model: LearnableTransformer, X, C0, steps: int, mode: str) -> tor
 
     A dead task's inputs are replaced by its (finite) step-0 inputs so that the batch can go on (the
     layer's input checks refuse non-finite tokens); its objective stays inf whatever it computes.
+    Re-embedding computes the model's head 2 (points attending to points: the same at every step) once
+    (:func:`.reembed.reembedder`: the same numbers as ``model(X, C)``); iterating runs the model's reference
+    layer with its point-point head in blocks (:func:`.blocked_layer.layer`: the same numbers as
+    ``model.layer``, in less memory and time).
     """
     objs = [objective_or_inf(X, C0)]
     dead = ~torch.isfinite(objs[0])
@@ -116,13 +122,15 @@ def _run_chunk(model: LearnableTransformer, X, C0, steps: int, mode: str) -> tor
     if mode == "iterate":
         Xbar0, Cbar0 = model.embed(X, C0)
         Xbar, Cbar = Xbar0, Cbar0
+    else:
+        step = reembedder(model, X)
     for _ in range(steps):
         keep = dead[:, None, None]
         if mode == "reembed":
-            C = model(X, torch.where(keep, C0, C))
+            C = step(torch.where(keep, C0, C))
             ok = _finite_tasks(C)
         else:
-            Xbar, Cbar = model.layer(torch.where(keep, Xbar0, Xbar), torch.where(keep, Cbar0, Cbar))
+            Xbar, Cbar = blocked_layer(model, torch.where(keep, Xbar0, Xbar), torch.where(keep, Cbar0, Cbar))
             C = Cbar[..., : model.d]
             ok = _finite_tasks(Xbar, Cbar)
         obj = objective_or_inf(X, C)

@@ -90,3 +90,32 @@ def test_numbers_need_a_cell():
     r = dropout_eval.Rescoring(np.array([1.0]), np.array([[1.1, 1.3]]))
     out = dropout_eval.dropout_numbers({("OH", "L2"): r})
     assert out["drop-shift"] == pytest.approx(0.2) and out["drop-spread"] == pytest.approx(0.2)
+
+
+@pytest.mark.parametrize("embedding, weighting", [("OH", "softmax"), ("BN", "sparsemax")])
+def test_scorings_are_the_models_own_forward_with_dropout(embedding, weighting):
+    """Each scoring of rescore equals the model's own forward in training mode with dropout, from the seed's
+    masks, with the Lloyd baseline passed in or not (bit for bit)."""
+    torch.manual_seed(2)
+    model = LearnableTransformer(2, 3, embedding, weighting=weighting)
+    X, C0 = L.sample_tasks(20, 16, 2, 3, seed=4)
+    off, on = dropout_eval.rescore(model, X, C0, p=0.2, repeats=3, seed=5, batch=7)
+    base = losses.lloyd_baseline(X, C0)
+    assert (
+        dropout_eval.rescore(model, X, C0, p=0.2, repeats=3, seed=5, batch=7, baseline=base)[1].tolist() == on.tolist()
+    )
+    scored = model.__class__(2, 3, embedding, weighting=weighting)
+    scored.load_state_dict(model.state_dict())
+    scored.dropout = 0.2
+    scored.train()
+    with torch.random.fork_rng(devices=[]), torch.no_grad():
+        torch.manual_seed(5)
+        own = [
+            float(
+                losses.relative_loss(
+                    X, C0, torch.cat([scored(X[i : i + 7], C0[i : i + 7]) for i in range(0, 20, 7)]), baseline=base
+                )
+            )
+            for _ in range(3)
+        ]
+    assert on.tolist() == own

@@ -10,6 +10,7 @@ import torch
 
 from lloydbook import families as fam
 from lloydlib import losses
+from lloydlib.generalisation.multistep import lloyd_objectives, model_objectives
 from lloydlib.training import TrainConfig
 from lloydlib.training.config import build_model
 
@@ -215,9 +216,28 @@ def test_transfer_growth_is_the_models_own_change_in_log_objective():
     one, many, grow = fam.transfer(runs, tasks, steps=3)
     assert set(grow) == set(many) == set(one)
     X, C0 = tasks["cauchy"]
-    obj = fam.model_objectives(runs["normal"][1].model, X, C0, 3)
+    obj = model_objectives(runs["normal"][1].model, X, C0, 3)
     assert grow[("normal", "cauchy")][1] == pytest.approx(float(torch.log(obj[:, 3] / obj[:, 0]).mean()))
     assert np.isinf(grow[("cauchy", "normal")]).all()
+
+
+def test_transfer_with_precomputed_baselines_is_the_same_and_checks_them():
+    tasks = fam.test_tasks(4, 8, 2, 3, FAMS, seed=3)
+    runs = {"normal": runs_for(), "cauchy": runs_for(diverged=True)}
+    lloyd = fam.lloyd_baselines(tasks, 3)
+    assert all(torch.equal(lloyd[f], lloyd_objectives(*tasks[f], 3)) for f in FAMS)
+    plain, shared = fam.transfer(runs, tasks, 3), fam.transfer(runs, tasks, 3, lloyd=lloyd)
+    for a, b in zip(plain, shared):
+        assert a.keys() == b.keys() and all(np.array_equal(a[c], b[c]) for c in a)
+    one, many, _ = shared
+    X, C0 = tasks["normal"]
+    obj = model_objectives(runs["normal"][0].model, X, C0, 3)
+    assert one[("normal", "normal")][0] == float((obj[:, 1] / lloyd["normal"][:, 1]).mean())
+    assert many[("normal", "normal")][0] == float((obj[:, 3] / lloyd["normal"][:, 3]).mean())
+    with pytest.raises(ValueError, match="lloyd must hold"):
+        fam.transfer(runs, tasks, 3, lloyd={"normal": lloyd["normal"]})
+    with pytest.raises(ValueError, match="lloyd must hold"):
+        fam.transfer(runs, tasks, 2, lloyd=lloyd)
 
 
 def test_bound_terms_read_the_histories_and_the_largest_smoothing_gap():

@@ -105,6 +105,14 @@ def test_on_models_evaluates_every_figure_and_states_each_finding(judge):
     assert set(curves["fig7"]) == {(sh, s) for sh in many_steps.SHIFTS for s in [("OH", "L2"), ("BN", "L2")]}
     assert set(curves["fig12"]) == {(n, s) for n in (6, 24) for s in [("OH", "L2"), ("BN", "L2")]}
     assert all(math.isfinite(v) for moved in curves["rewrite"].values() for v in moved)
+    # per seed, each setting's curves are those of evaluating it on its own (the jobs go by seed and share draws)
+    alone = many_steps.evaluate(runs[("BN", "L2")], 4, tasks=3, shift="scale doubled", task_seed=5)
+    for m in ("reembed", "lloyd"):
+        np.testing.assert_array_equal(curves["fig7"][("scale doubled", ("BN", "L2"))][m], alone[m])
+    alone = many_steps.evaluate(runs[("NA", "NE")], 4, tasks=1, modes=("iterate",), task_seed=5)
+    np.testing.assert_array_equal(curves["fig6"][("NA", "NE")]["iterate"], alone["iterate"])
+    moved = many_steps.data_rewrite(runs[("OH", "NE")], 2, 5)
+    np.testing.assert_array_equal(curves["rewrite"][("OH", "NE")], moved)
     # the same tasks in two processes: the same evidence
     again, _ = fig6.on_models(runs, 4, **kw, workers=2, judge=judge)
     assert [e.text for p in again.values() for e in p.evidence] == [e.text for p in parts.values() for e in p.evidence]

@@ -68,6 +68,26 @@ def test_evaluate_options():
         M.evaluate(runs, 2, tasks=2, shift="rotated", task_seed=TS)
 
 
+def test_a_cache_shares_draws_and_lloyd_across_settings_with_the_same_numbers():
+    settings = [[fake_run(0), fake_run(1)], [fake_run(0, "OH"), fake_run(1, "OH")], [fake_run(0, "NA")]]
+    cache = {}
+    for runs in settings:
+        for kw in (dict(modes=("reembed", "iterate")), dict(n=20, shift="anisotropic"), dict(init="kmeans++")):
+            alone = M.evaluate(runs, 3, tasks=4, task_seed=TS, **kw)
+            shared = M.evaluate(runs, 3, tasks=4, task_seed=TS, cache=cache, **kw)
+            assert list(shared) == list(alone)
+            for m in alone:
+                np.testing.assert_array_equal(shared[m], alone[m])
+    # one draw and one Lloyd curve per seed and case, whatever the embedding
+    assert len([key for key in cache if key[0] != "lloyd"]) == len(cache) // 2 == 2 * 3
+    left_out = M.evaluate(settings[0], 3, tasks=4, modes=("iterate",), lloyd=False, task_seed=TS, cache=cache)
+    assert list(left_out) == ["iterate"] and left_out["iterate"].shape == (2, 4)
+    moved = M.data_rewrite(settings[0], tasks=4, task_seed=TS, cache=cache)
+    np.testing.assert_array_equal(moved, M.data_rewrite(settings[0], tasks=4, task_seed=TS))
+    with pytest.raises(TypeError, match="cache"):
+        M.evaluate(settings[0], 3, tasks=4, task_seed=TS, cache=[])
+
+
 def test_shift_tasks():
     c = TrainConfig(d=2, k=3, n=12, steps=10, batch=4)
     base = M.shift_tasks(c, None)

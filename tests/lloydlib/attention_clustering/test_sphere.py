@@ -95,3 +95,26 @@ def test_population_pgd_rate_on_the_manifold():
         design = torch.stack([steps, torch.ones_like(steps)], 1)
         slope = torch.linalg.lstsq(design, dist[window].log()[:, None]).solution[0]
         assert abs(math.exp(float(slope)) - rho) < 1e-4, (form, math.exp(float(slope)), rho)
+
+
+def test_shared_training_equals_separate_calls():
+    """train_heads_shared trains settings of one seed side by side: each result is train_heads's, bit for bit."""
+    mu = q.orthonormal_centroids(2, 5, seed=0)
+    settings = {
+        ("R1", 0.3): dict(sigma=0.3, c=0.1 / 0.59, form="R1", init="manifold", lr=0.5),
+        ("R2", 0.3): dict(sigma=0.3, c=0.1 / 0.59, form="R2", init="sphere", penalty=0.1, lr=1.0),
+        ("R2", 1.0): dict(sigma=1.0, c=0.1 / 1.5, form="R2", init="manifold", update="projected", lr=1.0),
+    }
+    for L in (6, None):  # stochastic (shared prompts) and population PGD
+        common = dict(L=L, batch=32, steps=30, runs=2, record_every=7, seed=3)
+        shared = q.train_heads_shared(mu, settings, **common)
+        assert list(shared) == list(settings)
+        for key, kw in settings.items():
+            alone = q.train_heads(mu, **kw, **common)
+            assert all(torch.equal(a, b) for a, b in zip(shared[key], alone)), (L, key)
+    with pytest.raises(ValueError, match="settings must be"):
+        q.train_heads_shared(mu, {})
+    with pytest.raises(TypeError):
+        q.train_heads_shared(mu, {0: dict(c=1.0)})  # sigma missing
+    with pytest.raises(ValueError, match="form"):
+        q.train_heads_shared(mu, {0: dict(sigma=0.3, c=1.0, form="R3")})
