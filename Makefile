@@ -32,7 +32,8 @@ PYTEST_WORKERS ?= 2
 NBVAL_FIRST := book/06_many_steps.ipynb book/04_learning.ipynb book/08_landscapes.ipynb \
   book/10_attention_clustering.ipynb book/07_families.ipynb book/03_leanness.ipynb
 NBVAL_ORDER = $(filter $(NOTEBOOKS),$(NBVAL_FIRST)) $(filter-out $(NBVAL_FIRST),$(NOTEBOOKS))
-CHAPTERS ?= $(NOTEBOOKS)
+# make robust's chapters, in nbval's order (the heaviest first) unless given
+CHAPTERS ?= $(NBVAL_ORDER)
 
 .PHONY: help book test runs robust venv
 

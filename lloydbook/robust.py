@@ -245,9 +245,9 @@ def markdown(data: dict) -> str:
 
 # ----------------------------------------------------------------------------------------- running and reading
 def nbval_command(chapters, keep_dir: Path, report: Path) -> list[str]:
-    """``make test``'s nbval step over ``chapters`` (two at a time, keeping them in ``keep_dir``; run it with one
-    torch thread, as :func:`run_seed` does), recording each cell to ``report``."""
-    cmd = [sys.executable, "-m", "pytest", "-n", "2", "--dist", "loadfile"]
+    """``make test``'s nbval step over ``chapters`` (two at a time in the order given, keeping them in ``keep_dir``;
+    run it with one torch thread, as :func:`run_seed` does), recording each cell to ``report``."""
+    cmd = [sys.executable, "-m", "pytest", "-n", "2", "--dist", "loadfile", "--no-loadscope-reorder"]
     cmd += ["--nbval-lax", "--nbval-current-env", "--nbval-cell-timeout=1800"]
     cmd += ["-p", "lloydbook.nbval_keep", "--nbval-keep-dir", str(keep_dir), "-p", "lloydbook.robust_cells"]
     return cmd + ["--robust-report", str(report), "-p", "no:cacheprovider", *map(str, chapters)]
@@ -321,7 +321,7 @@ def main(argv=None) -> int:
     out = Path(args.out).resolve()
     for seed in seeds if not args.no_run else ():
         run_seed(seed, args.scale, chapters, out / f"seed-{seed}")
-    runs = [read_run(out / f"seed-{s}", c, s) for c in chapters for s in seeds]
+    runs = [read_run(out / f"seed-{s}", c, s) for c in sorted(chapters) for s in seeds]
     data = table(runs, args.scale)
     out.mkdir(parents=True, exist_ok=True)
     text = markdown(data)

@@ -210,7 +210,8 @@ def test_read_run_prefers_the_kept_notebook_when_every_cell_passed(tmp_path):
 def test_the_command_is_make_tests_nbval_step(tmp_path):
     cmd = robust.nbval_command(["book/01_lloyd.ipynb"], tmp_path / "k", tmp_path / "r.json")
     recipe = re.search(r"test 4/6.*?\n(.*?)\n\t@echo", (ROOT / "Makefile").read_text(), re.S).group(1)
-    for flag in ("--nbval-lax", "--nbval-current-env", "--nbval-cell-timeout=1800", "lloydbook.nbval_keep", "loadfile"):
+    flags = ("--nbval-lax", "--nbval-current-env", "--nbval-cell-timeout=1800", "lloydbook.nbval_keep", "loadfile")
+    for flag in (*flags, "--no-loadscope-reorder"):
         assert flag in recipe and flag in cmd
     assert cmd[cmd.index("-n") + 1] == "2" and "-n $(NBVAL_WORKERS)" in recipe
     assert cmd[:3] == [sys.executable, "-m", "pytest"] and cmd[-1] == "book/01_lloyd.ipynb" and "-x" not in cmd
