@@ -141,3 +141,11 @@ def test_models_not_recorded_are_open_rows_that_name_them():
     assert (worded.statement, worded.paper) == ("It holds", "p")
     with pytest.raises(TypeError, match="statements must be a dict"):
         not_evaluated({"n-generalises": "x"}, lacking, "too costly", [("It holds", "p")])
+
+
+def test_fig12_reads_the_same_points_at_every_n_but_at_least_the_floor():
+    assert [fig6.fig12_tasks(n, 16384, 64) for n in (128, 256, 1024, 2048)] == [128, 64, 64, 64]
+    assert [fig6.fig12_tasks(n, 65536) for n in (128, 2048, 131072)] == [512, 32, 1]
+    for bad, match in (((0, 16), "n must be"), ((8, 0), "n_points must be"), ((8, 16, 0), "n_min_tasks must be")):
+        with pytest.raises(ValueError, match=match):
+            fig6.fig12_tasks(*bad)
