@@ -264,10 +264,10 @@ def on_models(
     re-embedded and on ``iterate_tasks`` iterated (n / k times the cost, and it diverges by orders of magnitude: a few
     tasks decide it); Fig. 7's shifts on ``shift_tasks`` (``doubled_tasks`` with the scale doubled) and Fig. 12 at
     each n of ``ns`` on :func:`fig12_tasks` tasks (``n_points`` points, at least ``n_min_tasks`` tasks), both for OH
-    and BN with L2; the data rows' move on ``tasks``. The run of seed s reads tasks of seed ``task_seed + s``. ``workers``: spawned processes
-    of one torch thread each (1: this process; the same curves). Returns ``(parts, curves)``: name -> :class:`Part`,
-    and ``{"fig6": {setting: curves}, "fig7": {(shift, setting): curves}, "fig12": {(n, setting): curves},
-    "rewrite": {setting: (seeds,)}}``.
+    and BN with L2; the data rows' move on ``tasks``. The run of seed s reads tasks of seed ``task_seed + s``.
+    ``workers``: spawned processes of one torch thread each (1: this process; the same curves). Returns
+    ``(parts, curves)``: name -> :class:`Part`, and ``{"fig6": {setting: curves}, "fig7": {(shift, setting): curves},
+    "fig12": {(n, setting): curves}, "rewrite": {setting: (seeds,)}}``.
 
     The work is split by seed (the i-th run of every setting: one job), so that each task draw and Lloyd's curve
     on it is computed once for all the settings that read it (:func:`lloydbook.many_steps.evaluate`'s cache)."""

@@ -200,7 +200,8 @@ SCALES: dict[str, dict[str, dict]] = {
     # tasks left OH:NE's Fig. 6 gap, the unequal-weights shift (one draw of three) and n=128 undetermined, from the tasks
     # alone. Fig. 12's floor: with 8 tasks at n=2048 (ci's 16384 points) the row was undetermined at LLOYD_SEED 6 and 7;
     # over six draws of tasks a cell was undetermined at four (and BN "failed" at one) with 8 tasks at n=2048, at one
-    # with 16 or 32 at n=1024, although every model's gap, averaged over 192 tasks, lies between -0.04 and -0.12.
+    # with 16 or 32 at n=1024, although every model's gap, averaged over 192 tasks, lies between -0.04 and -0.12; with
+    # 64 at both, at none (the intervals' ends nearest 0: +0.026 to +0.059).
     # workers: evaluating processes, spawned, of one torch thread each (the evaluations are independent)
     "steps": {
         "ci": {**_STEPS, "tasks": 64, "shift_tasks": 512, "n_tasks": 128,
