@@ -56,7 +56,8 @@ __all__ = [
 #: the two ways of running a one-layer model for many steps (Appendix C)
 MODES = ("reembed", "iterate")
 
-#: a chunk of tasks holds at most about this many point-point (or point-center) attention entries
+#: a chunk of tasks holds at most about this many entries of its widest per-point tensor: the point-point attention
+#: (n x n per task) where a chunk materialises it, else the (n x D) tokens or (n x k) distances
 CHUNK_ENTRIES = 1 << 22
 
 
@@ -72,6 +73,11 @@ def objective_or_inf(X: torch.Tensor, C: torch.Tensor) -> torch.Tensor:
             f"C must be a tensor of shape (batch, k, d) = ({X.shape[0]}, k, {X.shape[2]}) to match X, "
             f"got {tuple(C.shape) if isinstance(C, torch.Tensor) else type(C).__name__}"
         )
+    return _objective_or_inf(X, C)
+
+
+def _objective_or_inf(X: torch.Tensor, C: torch.Tensor) -> torch.Tensor:
+    """:func:`objective_or_inf` for inputs already checked (a chunk's, at every step)."""
     ok = torch.isfinite(C).flatten(1).all(1)
     safe = torch.where(ok[:, None, None], C, torch.zeros_like(C))
     obj = sqdist(X, safe).amin(dim=2).sum(dim=1)
@@ -92,9 +98,11 @@ def _check_inputs(model, X, C0, steps):
     return X, C0, check_int("steps", steps, 0)
 
 
-def _chunk_size(chunk, batch: int, n: int, k: int) -> int:
+def _chunk_size(chunk, batch: int, n: int, width: int) -> int:
+    """``chunk``, or by default as many of ``batch`` tasks as keep ``n x width`` entries per task within
+    :data:`CHUNK_ENTRIES`."""
     if chunk is None:
-        return max(1, min(batch, CHUNK_ENTRIES // (n * max(n, k))))
+        return max(1, min(batch, CHUNK_ENTRIES // (n * width)))
     return check_int("chunk", chunk, 1)
 
 
@@ -116,7 +124,7 @@ def _run_chunk(model: LearnableTransformer, X, C0, steps: int, mode: str) -> tor
     layer with its point-point head in blocks (:func:`.blocked_layer.layer`: the same numbers as
     ``model.layer``, in less memory and time).
     """
-    objs = [objective_or_inf(X, C0)]
+    objs = [_objective_or_inf(X, C0)]
     dead = ~torch.isfinite(objs[0])
     C = C0
     if mode == "iterate":
@@ -133,7 +141,7 @@ def _run_chunk(model: LearnableTransformer, X, C0, steps: int, mode: str) -> tor
             Xbar, Cbar = blocked_layer(model, torch.where(keep, Xbar0, Xbar), torch.where(keep, Cbar0, Cbar))
             C = Cbar[..., : model.d]
             ok = _finite_tasks(Xbar, Cbar)
-        obj = objective_or_inf(X, C)
+        obj = _objective_or_inf(X, C)
         dead = dead | ~ok | ~torch.isfinite(obj)
         objs.append(torch.where(dead, torch.full_like(obj, math.inf), obj))
     return torch.stack(objs, dim=1)
@@ -158,7 +166,10 @@ def model_objectives(
     """
     X, C0, steps = _check_inputs(model, X, C0, steps)
     check_choice("mode", mode, MODES)
-    size = _chunk_size(chunk, X.shape[0], X.shape[1], C0.shape[1])
+    n, k, D = X.shape[1], C0.shape[1], model.Q.shape[-1]
+    # re-embedding computes the n x n head once, blocked above fast_layer.FUSED_LIMIT entries, so only its
+    # (n x D) and (n x k) tensors grow with the chunk; iterating materialises a block of the n x n head per step
+    size = _chunk_size(chunk, X.shape[0], n, max(k, D) if mode == "reembed" else max(n, k))
     was_training = model.training
     model.eval()
     try:
@@ -184,7 +195,9 @@ def lloyd_objectives(
     C0 = check_centers(C0, X, "C0")
     steps = check_int("steps", steps, 0)
     check_choice("empty", empty, EMPTY_POLICIES)
-    size = _chunk_size(chunk, X.shape[0], X.shape[1], C0.shape[1])
+    n, k = X.shape[1], C0.shape[1]
+    # Lloyd's step holds (n x k) distances per task; "reseed" keeps its chunks of n x n entries, which seed it
+    size = _chunk_size(chunk, X.shape[0], n, k if empty == "keep" else max(n, k))
     with torch.no_grad():
         parts = [
             lloyd(X[i : i + size], C0[i : i + size], steps, empty=empty, seed=i)[1] for i in range(0, X.shape[0], size)
