@@ -6,10 +6,10 @@ holds the claims each chapter checks and builds the Scorecard; :mod:`lloydbook.r
 and :mod:`lloydbook.runs` the recorded results, the sweeps and the run store's commands; :mod:`lloydbook.glue`,
 :mod:`lloydbook.tables` and :mod:`lloydbook.nbval_keep` a Colab-safe ``glue``, shared tables and the pytest plugin
 that keeps the executed chapters; the other modules hold one chapter's helpers, figures and tables each.
+
+Import the module you need (``from lloydbook import book``): the package itself imports none of them, so that a
+process that needs one light module (the nbval plugin, the Sphinx extension) does not
+import lloydlib.
 """
 
-from . import book, claims
-from .book import device, params, scale, seed, setup
-from .glue import glue, on_colab
-
-__all__ = ["book", "claims", "device", "glue", "on_colab", "params", "scale", "seed", "setup"]
+__all__: list[str] = []

@@ -27,6 +27,8 @@ import lloydlib
 from lloydlib.checks import check_choice, check_int
 
 from . import claims, expectations
+from .claims import evidence
+from .claims.seeds import SeededRows
 from .glue import glue
 from .scales import SCALE_NAMES, Params, params, scale
 from .sweeps import at_paper
@@ -97,8 +99,8 @@ class Chapter:
         seed_value = check_int("seed_value", seed_value, 0, 2**32 - 1)
         self.P = params(CHAPTERS[key])
         self.paper = params(CHAPTERS[key], "paper")
-        self.rows = claims.SeededRows(self.key, seed_value)
-        self.judge = claims.evidence.Judge.at(seed_value, self.key)
+        self.rows = SeededRows(self.key, seed_value)
+        self.judge = evidence.Judge.at(seed_value, self.key)
         self._expected: dict[str, str] = {}
         self._post_hoc: dict[str, bool] = {}
 
@@ -156,7 +158,7 @@ class Chapter:
         as ``expected``, its ``evidence`` parts judged, its ``setting``) into this chapter's rows; glues the
         verdict as ``v-<name>``. Returns None (the row is in ``ch.rows``)."""
         self._check_expected(name, row.get("expected"), row.get("source", ""))
-        claims.evidence.decide(self.claim_id(name), **row, into=self.rows, post_hoc=self._post_hoc.get(name, False))
+        evidence.decide(self.claim_id(name), **row, into=self.rows, post_hoc=self._post_hoc.get(name, False))
         self.glue(f"v-{name}", row["expected"])
 
     def expect(self, name: str, runs=None, *, paper_setting: bool | None = None) -> str:

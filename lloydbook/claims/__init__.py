@@ -1,7 +1,8 @@
 """The book's claims, in one place: what a chapter checks, and how the Scorecard shows it all.
 
 A chapter (``ch = lloydbook.book.setup(key)``) records each paper statement it covers as a row of its own
-:class:`SeededRows` (``ch.rows``, :mod:`~lloydbook.claims.registry`, which also own the chapter's seed): a **claim**
+:class:`~lloydbook.claims.seeds.SeededRows` (``ch.rows``, :mod:`~lloydbook.claims.registry`, which also own the
+chapter's seed): a **claim**
 (``ch.record`` / ``ch.decide``) with its statement, source, the paper's value, ours, the verdict stated beforehand, the
 ``setting`` where it was decided and the check that asserts the verdict, judged in stated parts
 (:mod:`~lloydbook.claims.evidence`, by the chapter's ``ch.judge``); or an **open row** (``ch.open``) for a statement
@@ -16,10 +17,8 @@ the two papers that the book relies on, checked like the rest). Statements and v
 ``$...$`` and code in backticks.
 """
 
-from . import evidence, seeds
 from .registry import OPEN, POST_HOC, VERDICTS, Row, Rows, counts
 from .render import ClaimsTable, glue_keys, table
-from .seeds import SeededRows
 
 __all__ = [
     "VERDICTS",
@@ -27,11 +26,8 @@ __all__ = [
     "POST_HOC",
     "Row",
     "Rows",
-    "SeededRows",
     "ClaimsTable",
     "counts",
     "glue_keys",
     "table",
-    "evidence",
-    "seeds",
 ]

@@ -17,6 +17,7 @@ from _support import assert_raises_naming
 
 from lloydbook import book, claims, scales
 from lloydbook.claims import evidence
+from lloydbook.claims.seeds import SeededRows
 from lloydbook.glue import glue
 from lloydbook.scales import SCALES
 from lloydbook.tables import Table
@@ -77,7 +78,7 @@ def test_setup_prints_scale_and_device_and_seeds(capsys, monkeypatch, cache_env)
     b = np.random.rand(2)
     book.setup("construction", seed_value=3)
     assert torch.equal(a, torch.rand(3)) and np.array_equal(b, np.random.rand(2))
-    assert isinstance(ch.rows, claims.SeededRows) and ch.rows.chapter == "construction" and len(ch.rows) == 0
+    assert isinstance(ch.rows, SeededRows) and ch.rows.chapter == "construction" and len(ch.rows) == 0
     assert ch.rows.seed_value == 3 and isinstance(ch.judge, evidence.Judge)
 
 
