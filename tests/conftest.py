@@ -1,5 +1,4 @@
-"""Shared test settings: a deterministic hypothesis profile without deadlines, float64 by default, and the Ray tests
-first (:data:`FIRST`)."""
+"""Shared test settings: a deterministic hypothesis profile without deadlines, and float64 by default."""
 
 import os
 import sys
@@ -15,15 +14,3 @@ settings.register_profile(
 )
 settings.register_profile("dev", deadline=None, max_examples=200)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
-
-#: test modules run first. The Ray tests wait on Ray's start-up far longer than they compute (136 s of one worker in
-#: a make test, for about 20 CPU s). Collected in name order they came last: in that run they filled its last three
-#: minutes, the last one after the run store's verification beside them had ended. First, the rest works meanwhile.
-FIRST = ("lloydlib/training/test_executors.py",)
-
-
-def pytest_collection_modifyitems(session, config, items):
-    """Move the tests of :data:`FIRST` to the front (pytest-xdist deals tests out in this order); the rest keep
-    their order."""
-    first = tuple(str(Path(__file__).parent / m) for m in FIRST)
-    items.sort(key=lambda item: not str(item.path).startswith(first))
