@@ -8,8 +8,7 @@ and :mod:`lloydbook.runs` the recorded results, the sweeps and the run store's c
 that keeps the executed chapters; the other modules hold one chapter's helpers, figures and tables each.
 
 Import the module you need (``from lloydbook import book``): the package itself imports none of them, so that a
-process that needs one light module (the nbval plugin, the Sphinx extension) does not
-import lloydlib.
+process that needs a light one (the nbval plugin, the Sphinx extension) does not import lloydlib.
 """
 
 __all__: list[str] = []

@@ -1,4 +1,5 @@
-"""Tests of lloydbook.glue: a Colab-safe ``glue`` (myst-nb's when installed, a plain display otherwise)."""
+"""Tests of lloydbook.glue: a Colab-safe ``glue`` (myst-nb's when installed, a plain display otherwise); and of what
+importing the package and its light modules costs."""
 
 import subprocess
 import sys
